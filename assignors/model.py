@@ -1,0 +1,166 @@
+"""The group model every assignor works on: plain, immutable Python data.
+
+A `GroupSpec` is what Kafka's group leader (classic protocol) or group coordinator (KIP-848)
+knows when it assigns: the members with their subscriptions and what they report owning, and
+the metadata of the topics they subscribe to. Assignors are pure functions
+`GroupSpec -> Assignment`; nothing here knows about Spark or pandas.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+
+TopicPartition = tuple[str, int]
+"""A partition as Kafka's `TopicPartition`: (topic, partition number)."""
+
+Assignment = dict[str, list[TopicPartition]]
+"""member_id -> the partitions it is assigned. Every member of the group is a key."""
+
+
+@dataclass(frozen=True, slots=True)
+class Member:
+    """One member of a consumer group, as its JoinGroup subscription describes it.
+
+    `topics` is the resolved subscription (a pattern subscription has already been matched
+    against the topic names). `owned` are the partitions the member reports owning, in
+    `generation` (None when the member reports no generation, Kafka's "absent").
+    """
+
+    member_id: str
+    topics: frozenset[str]
+    group_instance_id: str | None = None
+    rack: str | None = None
+    owned: tuple[TopicPartition, ...] = ()
+    generation: int | None = None
+
+    @property
+    def is_static(self) -> bool:
+        return self.group_instance_id is not None
+
+
+@dataclass(frozen=True, slots=True)
+class TopicMetadata:
+    """A topic as the cluster metadata describes it.
+
+    `replica_racks[p]` holds the racks of all replicas of partition p (rack-aware strategies);
+    it is empty when no rack information is known.
+    """
+
+    name: str
+    partition_count: int
+    replica_racks: tuple[frozenset[str], ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class GroupSpec:
+    """Everything an assignor needs to assign one group.
+
+    `topics` holds the metadata of topics that exist (at least the subscribed ones). A
+    subscribed topic that is not in `topics` has no metadata and is skipped, as Kafka does.
+    `departed` holds what members that have left the group still own in `current_assignment`:
+    Kafka's assignors never see it (those partitions are simply free), the movement metrics do.
+    """
+
+    group_id: str
+    members: tuple[Member, ...]
+    topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+    departed: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+
+    @property
+    def member_ids(self) -> list[str]:
+        return [m.member_id for m in self.members]
+
+    def subscribed_topics(self) -> list[str]:
+        """Subscribed topics that exist, in Java string order (how Kafka iterates them)."""
+        wanted: set[str] = set()
+        for m in self.members:
+            wanted.update(m.topics)
+        return sorted((t for t in wanted if self.partition_count(t) > 0), key=java_key)
+
+    def partition_count(self, topic: str) -> int:
+        meta = self.topics.get(topic)
+        return meta.partition_count if meta is not None else 0
+
+    def subscribers(self) -> dict[str, list[Member]]:
+        """topic -> its subscribed members, for topics that exist with at least one partition."""
+        out: dict[str, list[Member]] = {}
+        for m in self.members:
+            for t in m.topics:
+                if self.partition_count(t) > 0:
+                    out.setdefault(t, []).append(m)
+        return out
+
+
+def java_key(s: str) -> bytes:
+    """Sort key giving Java's `String.compareTo` order (UTF-16 code units).
+
+    Python compares code points; the two orders differ only between characters above U+FFFF
+    (surrogate pairs in UTF-16) and U+E000..U+FFFF. Big-endian UTF-16 bytes compare exactly
+    as Java compares the code units.
+    """
+    return s.encode("utf-16-be")
+
+
+def _needs_java_key(s: str) -> bool:
+    return any(ord(ch) >= 0xE000 for ch in s)
+
+
+def java_sorted(values: Iterable[str]) -> list[str]:
+    """Sort strings in Java order; plain str sort when no character can disagree (fast path)."""
+    vals = list(values)
+    if any(_needs_java_key(v) for v in vals):
+        return sorted(vals, key=java_key)
+    return sorted(vals)
+
+
+def member_order(members: Iterable[Member]) -> list[Member]:
+    """Kafka's `MemberInfo` order, used by range and roundrobin (reference §1.2).
+
+    Static members first, by `group.instance.id`; then dynamic members, by `member.id`; both
+    in Java string order.
+
+    >>> ms = [Member("a", frozenset(), "y"), Member("b", frozenset(), "z"),
+    ...       Member("c", frozenset(), "x")]
+    >>> [m.member_id for m in member_order(ms)]
+    ['c', 'a', 'b']
+    >>> ms = [Member("a", frozenset()), Member("b", frozenset(), "y"),
+    ...       Member("c", frozenset(), "x")]
+    >>> [m.member_id for m in member_order(ms)]
+    ['c', 'b', 'a']
+    """
+    ms = list(members)
+    slow = any(
+        _needs_java_key(m.member_id) or _needs_java_key(m.group_instance_id or "") for m in ms
+    )
+    conv = java_key if slow else _identity
+
+    def key(m: Member) -> tuple[int, bytes | str]:
+        if m.group_instance_id is not None:
+            return (0, conv(m.group_instance_id))
+        return (1, conv(m.member_id))
+
+    return sorted(ms, key=key)
+
+
+def _identity(s: str) -> str:
+    return s
+
+
+def empty_assignment(spec: GroupSpec) -> Assignment:
+    """Every member present with no partitions (Kafka puts every member in the result)."""
+    return {m.member_id: [] for m in spec.members}
+
+
+@dataclass(frozen=True, slots=True)
+class Rebalance:
+    """The outcome of a rebalance that may take several rounds (cooperative protocols).
+
+    `assignment` is the final, converged assignment. `received_round[tp]` is the round (1, 2,
+    ...) in which the final owner receives tp; partitions not listed arrive in round 1.
+    `rounds` is how many JoinGroup/SyncGroup rounds the rebalance takes (1 for eager).
+    """
+
+    assignment: Assignment
+    received_round: dict[TopicPartition, int] = field(default_factory=dict)
+    rounds: int = 1

@@ -1,0 +1,87 @@
+"""Who owns what before the rebalance: Kafka's generation rule for reported ownership.
+
+Members report the partitions they own together with the generation in which they got them
+(reference §4.2). When two live members claim the same partition, the claim from the higher
+generation wins; claims tied at the highest generation invalidate the partition for every
+claimant (a stale double claim is legal input, not an error). A member reporting no generation
+counts as generation -1, as Kafka does. Only existing partitions count.
+
+Departed members (rows of `current_assignment` whose member is no longer in the group) are not
+seen by Kafka's assignors at all; their partitions simply become free. For the planner's
+movement metrics they are still the previous owner, when no live member claims the partition
+and exactly one departed member does.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+
+from assignors.model import GroupSpec, Member, TopicPartition
+
+NO_GENERATION = -1
+
+
+def _exists(spec: GroupSpec, tp: TopicPartition) -> bool:
+    return 0 <= tp[1] < spec.partition_count(tp[0])
+
+
+def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
+    """member_id -> the owned partitions it keeps a valid claim on, in its reported order.
+
+    Applies the generation rule: a partition claimed by several live members stays only with
+    the unique claimant of the highest generation; on a tie at the top nobody keeps it.
+    """
+    best: dict[TopicPartition, tuple[int, str | None]] = {}
+    for m in spec.members:
+        gen = m.generation if m.generation is not None else NO_GENERATION
+        for tp in dict.fromkeys(m.owned):
+            if not _exists(spec, tp):
+                continue
+            prev = best.get(tp)
+            if prev is None or gen > prev[0]:
+                best[tp] = (gen, m.member_id)
+            elif gen == prev[0]:
+                best[tp] = (gen, None)  # tie at the top: invalidated for all claimants
+    out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in spec.members}
+    for m in spec.members:
+        for tp in dict.fromkeys(m.owned):
+            winner = best.get(tp)
+            if winner is not None and winner[1] == m.member_id:
+                out[m.member_id].append(tp)
+    return out
+
+
+def invalidated_claims(spec: GroupSpec) -> set[TopicPartition]:
+    """Existing partitions claimed by several live members tied at the highest generation."""
+    kept = {tp for tps in valid_owned(spec).values() for tp in tps}
+    claimed = {tp for m in spec.members for tp in m.owned if _exists(spec, tp)}
+    return claimed - kept
+
+
+def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
+    """partition -> its owner before this rebalance, for movement metrics.
+
+    A valid live claim wins; otherwise a partition owned by exactly one departed member
+    has that member as its previous owner. Invalidated double claims have none.
+    """
+    owners: dict[TopicPartition, str] = {}
+    for member_id, tps in valid_owned(spec).items():
+        for tp in tps:
+            owners[tp] = member_id
+    if spec.departed:
+        contested = invalidated_claims(spec)
+        gone: dict[TopicPartition, str | None] = {}
+        for member_id, tps in spec.departed.items():
+            for tp in tps:
+                if tp in owners or tp in contested or not _exists(spec, tp):
+                    continue
+                gone[tp] = member_id if tp not in gone or gone[tp] == member_id else None
+        owners.update({tp: m for tp, m in gone.items() if m is not None})
+    return owners
+
+
+def max_generation(members: Iterable[Member]) -> int:
+    """The highest generation any member reports (computed per group, unlike Java's field)."""
+    return max(
+        (m.generation for m in members if m.generation is not None), default=NO_GENERATION
+    )

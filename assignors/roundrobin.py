@@ -1,0 +1,45 @@
+"""Kafka's classic `RoundRobinAssignor` (`roundrobin`), reference §3.1.
+
+All partitions of all subscribed topics (topics in Java string order, partitions ascending)
+form one list. A single circular pointer walks the members in `member_order`; for each
+partition it skips members not subscribed to that partition's topic, assigns, and advances.
+The pointer is **not** reset between topics, and skipped members get no compensation, so
+unequal subscriptions can leave the group unbalanced.
+
+Worked example: T0 (3), T1 (2), T2 (4); C0 -> [T0, T1], C1 -> [T1, T2], C2 -> [T2, T0]:
+C0: T0p0, T0p2, T1p1; C1: T1p0, T2p0, T2p2; C2: T0p1, T2p1, T2p3.
+
+>>> from assignors.model import GroupSpec, Member, TopicMetadata
+>>> subs = {"C0": {"T0", "T1"}, "C1": {"T1", "T2"}, "C2": {"T2", "T0"}}
+>>> spec = GroupSpec("g", tuple(Member(m, frozenset(t)) for m, t in subs.items()),
+...                  {t: TopicMetadata(t, n) for t, n in {"T0": 3, "T1": 2, "T2": 4}.items()})
+>>> RoundRobinAssignor().assign(spec)["C0"]
+[('T0', 0), ('T0', 2), ('T1', 1)]
+"""
+
+from __future__ import annotations
+
+from assignors.model import Assignment, GroupSpec, empty_assignment, member_order
+
+
+class RoundRobinAssignor:
+    name = "roundrobin"
+    java_class = "org.apache.kafka.clients.consumer.RoundRobinAssignor"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        out = empty_assignment(spec)
+        ordered = member_order(spec.members)
+        if not ordered:
+            return out
+        ids = [m.member_id for m in ordered]
+        subs = [m.topics for m in ordered]
+        k = len(ordered)
+        pointer = 0
+        for topic in spec.subscribed_topics():
+            for p in range(spec.partition_count(topic)):
+                # A subscribed topic exists, so some member takes it within k steps.
+                while topic not in subs[pointer]:
+                    pointer = (pointer + 1) % k
+                out[ids[pointer]].append((topic, p))
+                pointer = (pointer + 1) % k
+        return out

@@ -1,0 +1,88 @@
+"""Parquet inputs, and atomic output through Hadoop's FileSystem (local, HDFS or object store).
+
+Output is written into a temporary sibling directory and renamed into place only when every
+table and the manifest are complete, so a failed or retried run never leaves half a result.
+"""
+
+from __future__ import annotations
+
+import json
+import uuid
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql.utils import AnalysisException
+
+from jobs.schemas import InputTable, SchemaError, conform
+
+
+def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
+    jvm = spark.sparkContext._jvm
+    assert jvm is not None
+    hpath = jvm.org.apache.hadoop.fs.Path(path)
+    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    return hpath.getFileSystem(conf), hpath
+
+
+def exists(spark: SparkSession, path: str) -> bool:
+    fs, hpath = _fs(spark, path)
+    return bool(fs.exists(hpath))
+
+
+def read_table(spark: SparkSession, input_dir: str, table: InputTable) -> DataFrame | None:
+    """The table's Parquet dataset conformed to the contract; None for an absent optional one."""
+    path = f"{input_dir.rstrip('/')}/{table.name}"
+    if not exists(spark, path):
+        if table.required:
+            raise SchemaError(f"{table.name}: required input table not found at {path}")
+        return None
+    try:
+        df = spark.read.parquet(path)
+    except AnalysisException as exc:
+        raise SchemaError(f"{table.name}: cannot read Parquet at {path}: {exc}") from exc
+    return conform(df, table)
+
+
+def write_text(spark: SparkSession, path: str, text: str) -> None:
+    fs, hpath = _fs(spark, path)
+    stream = fs.create(hpath, True)
+    try:
+        stream.write(bytearray(text.encode("utf-8")))
+    finally:
+        stream.close()
+
+
+def write_json(spark: SparkSession, path: str, payload: dict[str, Any]) -> None:
+    write_text(spark, path, json.dumps(payload, indent=2, sort_keys=True) + "\n")
+
+
+@contextmanager
+def atomic_output(spark: SparkSession, output_dir: str) -> Iterator[str]:
+    """Yield a temporary sibling directory; on success it replaces `output_dir` in one rename.
+
+    On failure the temporary directory is deleted and `output_dir` is left as it was.
+    """
+    out = output_dir.rstrip("/")
+    token = uuid.uuid4().hex[:12]
+    tmp = f"{out}.__tmp-{token}"
+    fs, tmp_path = _fs(spark, tmp)
+    _, out_path = _fs(spark, out)
+    try:
+        yield tmp
+    except BaseException:
+        fs.delete(tmp_path, True)
+        raise
+    old_path = None
+    if fs.exists(out_path):
+        _, old_path = _fs(spark, f"{out}.__old-{token}")
+        if not fs.rename(out_path, old_path):
+            fs.delete(tmp_path, True)
+            raise OSError(f"cannot move the previous output {out} aside")
+    if not fs.rename(tmp_path, out_path):
+        if old_path is not None:
+            fs.rename(old_path, out_path)
+        raise OSError(f"cannot move the new output into place at {out} (kept {tmp})")
+    if old_path is not None:
+        fs.delete(old_path, True)

@@ -1,0 +1,402 @@
+"""Entry point: plan every consumer group of a snapshot under every strategy (DESIGN §3.3).
+
+    spark-submit jobs/plan_assignments.py --input DIR --output DIR \\
+        [--config conf/planner.toml] [--strategies range,roundrobin] [--ds YYYY-MM-DD]
+    python -m jobs.plan_assignments ...   # same flags; builds a local[*] session
+
+Exit codes: 0 planned (possibly with rejected rows), 2 schema or configuration error (nothing
+written), 1 unexpected failure (nothing written: output appears atomically).
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import os
+import sys
+import tempfile
+import time
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+if __package__ in (None, ""):  # run as a script by spark-submit: make `jobs` importable
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from pyspark import StorageLevel
+from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from assignors.registry import UnknownStrategyError, get_assignor
+from assignors.validation import ERROR, Problem, TopicStatus, check_topic
+from jobs import io
+from jobs.config import ConfigError, PlannerConfig, load_config
+from jobs.schemas import (
+    CURRENT_ASSIGNMENT,
+    INPUT_TABLES,
+    KIND_ASSIGNMENT,
+    KIND_METRICS,
+    KIND_REJECTED,
+    OFFSETS,
+    OUTPUT_TABLES,
+    SUBSCRIPTIONS,
+    TOPIC_PARTITIONS,
+    WIDE_SCHEMA,
+    SchemaError,
+)
+from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, bucket_function
+
+log = logging.getLogger("planner")
+REPO_ROOT = Path(__file__).resolve().parent.parent
+SORT_KEYS = {
+    "assignments": ("strategy", "group_id", "topic", "partition"),
+    "balance_metrics": ("group_id", "strategy"),
+    "rejected": ("group_id", "member_id", "topic", "reason", "detail"),
+}
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as _v
+
+        return _v("kafka-assignment-planner")
+    except Exception:
+        return "0.1.0"
+
+
+@dataclass
+class RunResult:
+    manifest: dict[str, Any]
+    summary: list[dict[str, Any]] = field(default_factory=list)
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="plan_assignments",
+        description="Plan Kafka consumer-group partition assignments offline, as Kafka would.",
+    )
+    p.add_argument("--input", required=True, help="directory with one Parquet dataset per table")
+    p.add_argument("--output", required=True, help="output directory (replaced atomically)")
+    p.add_argument("--config", default=None, help="planner TOML (default: conf/planner.toml)")
+    p.add_argument("--strategies", default=None, help="comma-separated, overrides the config")
+    p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded in the manifest")
+    args = p.parse_args(argv)
+    if args.ds is not None:
+        try:
+            dt.date.fromisoformat(args.ds)
+        except ValueError:
+            p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
+    return args
+
+
+def check_strategies(config: PlannerConfig) -> None:
+    """Resolve every configured strategy now, so a typo stops the job before planning."""
+    for name in config.strategies:
+        try:
+            get_assignor(name)
+        except UnknownStrategyError as exc:
+            raise ConfigError(str(exc)) from exc
+
+
+def build_session(config: PlannerConfig) -> SparkSession:
+    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    builder = SparkSession.builder.appName("kafka-assignment-planner")
+    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: local session
+        builder = builder.master(os.environ.get("PLANNER_MASTER", "local[*]"))
+    for key, value in config.spark.items():
+        builder = builder.config(key, value)
+    spark = builder.getOrCreate()
+    _ship_code(spark)
+    return spark
+
+
+def _ship_code(spark: SparkSession) -> None:
+    """Ship assignors/ and jobs/ to the executors (a cluster has no copy of this repo)."""
+    archive = Path(tempfile.mkdtemp(prefix="planner-code-")) / "planner_code.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        for package in ("assignors", "jobs"):
+            for f in sorted((REPO_ROOT / package).rglob("*.py")):
+                zf.write(f, f.relative_to(REPO_ROOT).as_posix())
+    spark.sparkContext.addPyFile(str(archive))
+
+
+def topic_catalog(
+    topic_partitions: DataFrame,
+) -> tuple[dict[str, TopicStatus], list[Problem], int]:
+    """Aggregate `topic_partitions` per topic on the cluster; classify topics on the driver."""
+    stats = (
+        topic_partitions.groupBy("topic")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.countDistinct("partition").alias("distinct"),
+            F.min("partition").alias("lowest"),
+            F.max("partition").alias("highest"),
+            F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
+        )
+        .collect()
+    )
+    catalog: dict[str, TopicStatus] = {}
+    problems: list[Problem] = []
+    null_topic_rows = 0
+    for r in stats:
+        if r["topic"] is None:
+            null_topic_rows = int(r["rows"])
+            continue
+        status, found = check_topic(
+            r["topic"], r["rows"], r["distinct"], r["lowest"], r["highest"], r["nulls"]
+        )
+        catalog[r["topic"]] = status
+        problems.extend(found)
+        if status.error is not None:
+            problems.append(Problem(None, None, r["topic"], ERROR, status.error, status.detail))
+    if null_topic_rows:
+        problems.append(
+            Problem(
+                None,
+                None,
+                None,
+                "warning",
+                "NULL_TOPIC",
+                f"{null_topic_rows} topic_partitions row(s) with a null topic; ignored",
+            )
+        )
+    return catalog, problems, len(catalog)
+
+
+def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: int) -> DataFrame:
+    """Members and owned partitions in one frame (`kind` tells them apart), with a bucket."""
+    string_null = F.lit(None).cast("string")
+    members = subscriptions.select(
+        F.lit(KIND_MEMBER).alias("kind"),
+        *[c for c in SUBSCRIPTIONS_COLUMNS],
+        string_null.alias("topic"),
+        F.lit(None).cast("int").alias("partition"),
+    )
+    frames = [members]
+    if current is not None:
+        typed = {name: dtype for name, dtype in SUBSCRIPTIONS.columns}
+        owned = current.select(
+            F.lit(KIND_OWNED).alias("kind"),
+            "group_id",
+            "member_id",
+            *[
+                F.lit(None).cast(typed[c]).alias(c)
+                for c in SUBSCRIPTIONS_COLUMNS
+                if c not in ("group_id", "member_id")
+            ],
+            "topic",
+            "partition",
+        )
+        frames.append(owned)
+    union = frames[0]
+    for f in frames[1:]:
+        union = union.unionByName(f)
+    assert tuple(union.columns) == INPUT_COLUMNS, union.columns
+    return union.withColumn("bucket", F.pmod(F.xxhash64("group_id"), F.lit(buckets)))
+
+
+SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
+
+
+def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
+    rows = [
+        (KIND_REJECTED, p.group_id, p.member_id, p.topic, p.severity, p.reason, p.detail)
+        for p in problems
+    ]
+    cols = ["kind", "group_id", "member_id", "topic", "severity", "reason", "detail"]
+    frame = spark.createDataFrame(rows, WIDE_SCHEMA.__class__([WIDE_SCHEMA[c] for c in cols]))
+    return frame
+
+
+def _sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
+    keys = SORT_KEYS[table]
+    # Fixed hash partitioning + a total sort within files: the same data whatever the
+    # shuffle settings or the order the UDF produced rows in.
+    return df.repartition(files, "group_id").sortWithinPartitions(*keys)
+
+
+def run(
+    spark: SparkSession,
+    input_dir: str,
+    output_dir: str,
+    config: PlannerConfig,
+    ds: str | None = None,
+) -> RunResult:
+    started = time.monotonic()
+    check_strategies(config)
+    log.info("reading inputs from %s", input_dir)
+    tables = {t.name: io.read_table(spark, input_dir, t) for t in INPUT_TABLES}
+    topic_partitions = tables[TOPIC_PARTITIONS.name]
+    subscriptions = tables[SUBSCRIPTIONS.name]
+    assert topic_partitions is not None and subscriptions is not None
+    current = tables[CURRENT_ASSIGNMENT.name]
+    input_rows = {name: (df.count() if df is not None else None) for name, df in tables.items()}
+    _ = OFFSETS  # read for its schema check; lag metrics come with a later issue
+
+    catalog, topic_problems, topic_count = topic_catalog(topic_partitions)
+    input_groups = subscriptions.where(F.col("group_id").isNotNull()).select("group_id").distinct().count()
+    buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
+    log.info(
+        "planning %d groups x %d strategies (%s) in %d buckets; %d topics",
+        input_groups,
+        len(config.strategies),
+        ", ".join(config.strategies),
+        buckets,
+        topic_count,
+    )
+    ctx = PlanContext(tuple(config.strategies), current is not None)
+    catalog_bc = spark.sparkContext.broadcast(catalog)
+    wide = (
+        planner_input(subscriptions, current, buckets)
+        .groupBy("bucket")
+        .applyInPandas(bucket_function(lambda: catalog_bc.value, ctx), WIDE_SCHEMA)
+    )
+    if topic_problems:
+        wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
+    wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
+
+    try:
+        counts = _output_counts(wide)
+        with io.atomic_output(spark, output_dir) as tmp:
+            for kind, (table, fields) in OUTPUT_TABLES.items():
+                log.info("writing %s", table)
+                frame = wide.where(F.col("kind") == kind).select(
+                    *[F.col(n).cast(t).alias(n) for n, t, _ in fields]
+                )
+                writer = _sorted_for_write(frame, table, config.output_files).write.mode("error")
+                if table == "assignments":
+                    writer = writer.partitionBy("strategy")
+                writer.parquet(f"{tmp}/{table}")
+            summary = _summary(wide)
+            manifest = {
+                "version": version(),
+                "ds": ds,
+                "input": input_dir,
+                "output": output_dir,
+                "strategies": list(config.strategies),
+                "config": config.as_dict(),
+                "input_rows": input_rows,
+                "output_rows": {
+                    "assignments": counts["assignments"],
+                    "balance_metrics": counts["balance_metrics"],
+                    "rejected": counts["rejected"],
+                },
+                "topics": topic_count,
+                "groups": {
+                    "input": input_groups,
+                    "planned": counts["planned_groups"],
+                    "rejected": counts["rejected_groups"],
+                },
+                "rejected_by_reason": counts["by_reason"],
+                "spark_version": spark.version,
+                "duration_seconds": round(time.monotonic() - started, 3),
+            }
+            io.write_json(spark, f"{tmp}/_manifest.json", manifest)
+    finally:
+        wide.unpersist()
+        catalog_bc.unpersist()
+    return RunResult(manifest, summary)
+
+
+def _count_if(cond: Column) -> Column:
+    return F.sum(F.when(cond, 1).otherwise(0))
+
+
+def _output_counts(wide: DataFrame) -> dict[str, Any]:
+    kind = F.col("kind")
+    error = (kind == KIND_REJECTED) & (F.col("severity") == ERROR)
+    row = wide.agg(
+        _count_if(kind == KIND_ASSIGNMENT).alias("assignments"),
+        _count_if(kind == KIND_METRICS).alias("balance_metrics"),
+        _count_if(kind == KIND_REJECTED).alias("rejected"),
+        F.countDistinct(F.when(kind == KIND_METRICS, F.col("group_id"))).alias("planned_groups"),
+        F.countDistinct(F.when(error, F.col("group_id"))).alias("rejected_groups"),
+    ).first()
+    assert row is not None
+    by_reason = (
+        wide.where(kind == KIND_REJECTED).groupBy("severity", "reason").count().collect()
+    )
+    out = {k: int(row[k] or 0) for k in row.asDict()}
+    out["by_reason"] = {
+        f"{r['severity']}:{r['reason']}": int(r["count"])
+        for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
+    }
+    return out
+
+
+def _summary(wide: DataFrame) -> list[dict[str, Any]]:
+    """Per-strategy summary for the console (computed from the metrics rows)."""
+    rows = (
+        wide.where(F.col("kind") == KIND_METRICS)
+        .groupBy("strategy")
+        .agg(
+            F.count(F.lit(1)).alias("groups"),
+            F.sum("partition_count").alias("partitions"),
+            F.avg(F.col("is_fully_balanced").cast("double")).alias("fully_balanced_share"),
+            F.max("partition_spread").alias("worst_spread"),
+            F.sum("moved_partition_count").alias("moved"),
+            F.sum("idle_member_count").alias("idle_members"),
+            F.sum(F.when(~F.col("is_valid"), 1).otherwise(0)).alias("invalid"),
+        )
+        .orderBy("strategy")
+        .collect()
+    )
+    return [r.asDict() for r in rows]
+
+
+def format_summary(result: RunResult) -> str:
+    m = result.manifest
+    g = m["groups"]
+    lines = [
+        f"planned {g['planned']} of {g['input']} groups ({g['rejected']} rejected);"
+        f" {m['output_rows']['rejected']} rejected rows"
+        + (
+            " (" + ", ".join(f"{k}={v}" for k, v in m["rejected_by_reason"].items()) + ")"
+            if m["rejected_by_reason"]
+            else ""
+        ),
+        "",
+        f"{'strategy':<20} {'groups':>8} {'partitions':>11} {'balanced':>9} {'worst spread':>13}"
+        f" {'moved':>9} {'idle members':>13}",
+    ]
+    for s in result.summary:
+        moved = "-" if s["moved"] is None else str(s["moved"])
+        lines.append(
+            f"{s['strategy']:<20} {s['groups']:>8} {s['partitions'] or 0:>11}"
+            f" {100 * (s['fully_balanced_share'] or 0):>8.1f}% {s['worst_spread'] or 0:>13}"
+            f" {moved:>9} {s['idle_members'] or 0:>13}"
+        )
+    out = m["output"]
+    lines += [
+        "",
+        f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
+        f" {out}/rejected, {out}/_manifest.json",
+    ]
+    return "\n".join(lines)
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+    )
+    args = parse_args(argv)
+    try:
+        config = load_config(args.config, args.strategies)
+        check_strategies(config)
+    except ConfigError as exc:
+        log.error("configuration error: %s", exc)
+        return 2
+    spark = build_session(config)
+    try:
+        result = run(spark, args.input, args.output, config, ds=args.ds)
+    except (SchemaError, ConfigError) as exc:
+        log.error("input error, nothing written: %s", exc)
+        return 2
+    print(format_summary(result))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,183 @@
+"""Deterministic synthetic Kafka estates for `make run` and `make bench`.
+
+Shapes follow real estates: topics shared by many groups, partition counts skewed small
+(1-64), 1-20 members per group (median 4), a share of static members, some heterogeneous
+subscriptions, some groups with a current assignment (with departed members and stale
+generations), a few members listing their preferred strategies. `--bad-rows` adds a handful
+of broken rows so that the `rejected` table has something to show.
+
+    python -m jobs.sample_estate --groups 300 --out data/sample
+"""
+
+from __future__ import annotations
+
+import argparse
+import random
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+
+PARTITION_CHOICES = (1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
+PARTITION_WEIGHTS = (10, 10, 12, 14, 10, 12, 6, 8, 6, 3, 3, 3, 2, 1)
+MEMBER_CHOICES = tuple(range(1, 21))
+MEMBER_WEIGHTS = (7, 13, 15, 17, 11, 8, 6, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1)
+STRATEGY_LISTS: tuple[list[str] | None, ...] = (
+    None,
+    None,
+    None,
+    ["range"],
+    ["cooperative-sticky", "range"],
+    ["roundrobin"],
+    ["org.apache.kafka.clients.consumer.RangeAssignor"],
+)
+
+SCHEMAS = {
+    "topic_partitions": pa.schema(
+        [
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("replica_racks", pa.list_(pa.string())),
+            ("weight", pa.float64()),
+        ]
+    ),
+    "subscriptions": pa.schema(
+        [
+            ("group_id", pa.string()),
+            ("member_id", pa.string()),
+            ("group_instance_id", pa.string()),
+            ("client_rack", pa.string()),
+            ("topics", pa.list_(pa.string())),
+            ("topic_pattern", pa.string()),
+            ("assignment_strategies", pa.list_(pa.string())),
+            ("generation", pa.int32()),
+        ]
+    ),
+    "current_assignment": pa.schema(
+        [
+            ("group_id", pa.string()),
+            ("member_id", pa.string()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+        ]
+    ),
+}
+RACKS = ("use1-az1", "use1-az2", "use1-az3")
+
+
+def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, dict[str, list[Any]]]:
+    """Column lists per table for an estate of `groups` groups (deterministic for a seed)."""
+    rng = random.Random(seed)
+    n_topics = max(4, groups // 20)
+    topics = [f"{rng.choice(('orders', 'payments', 'clicks', 'audit', 'events'))}.{i:05d}" for i in range(n_topics)]
+    sizes = rng.choices(PARTITION_CHOICES, PARTITION_WEIGHTS, k=n_topics)
+    tp: dict[str, list[Any]] = {k: [] for k in SCHEMAS["topic_partitions"].names}
+    for topic, n in zip(topics, sizes, strict=True):
+        for p in range(n):
+            tp["topic"].append(topic)
+            tp["partition"].append(p)
+            tp["replica_racks"].append([RACKS[(p + j) % 3] for j in range(min(3, 2 + p % 2))])
+            tp["weight"].append(round(rng.uniform(0.2, 5.0), 3))
+    count = dict(zip(topics, sizes, strict=True))
+
+    subs: dict[str, list[Any]] = {k: [] for k in SCHEMAS["subscriptions"].names}
+    cur: dict[str, list[Any]] = {k: [] for k in SCHEMAS["current_assignment"].names}
+    for g in range(groups):
+        gid = f"{rng.choice(('svc', 'etl', 'stream', 'app'))}-{g:06d}"
+        n_members = rng.choices(MEMBER_CHOICES, MEMBER_WEIGHTS)[0]
+        group_topics = rng.sample(topics, k=rng.choices((1, 2, 3), (5, 3, 2))[0])
+        static = rng.random() < 0.2
+        heterogeneous = len(group_topics) > 1 and rng.random() < 0.25
+        strategies = rng.choice(STRATEGY_LISTS)
+        members = []
+        for m in range(n_members):
+            mid = f"consumer-{m}-{rng.getrandbits(32):08x}"
+            mine = group_topics
+            if heterogeneous and m % 2 == 1:
+                mine = group_topics[: max(1, len(group_topics) - 1)]
+            members.append((mid, mine))
+            subs["group_id"].append(gid)
+            subs["member_id"].append(mid)
+            subs["group_instance_id"].append(f"{gid}-instance-{m}" if static else None)
+            subs["client_rack"].append(RACKS[m % 3] if rng.random() < 0.5 else None)
+            subs["topics"].append(list(mine))
+            subs["topic_pattern"].append(None)
+            subs["assignment_strategies"].append(strategies)
+            subs["generation"].append(None)
+        if rng.random() < 0.4:  # a current assignment, with churn since it was made
+            generation = rng.randint(2, 40)
+            owners = [mid for mid, _ in members if rng.random() < 0.85]
+            owners += [f"departed-{k}-{rng.getrandbits(24):06x}" for k in range(rng.randint(0, 2))]
+            if owners:
+                all_tps = [(t, p) for t in sorted(group_topics) for p in range(count[t])]
+                for i, (t, p) in enumerate(all_tps):
+                    cur["group_id"].append(gid)
+                    cur["member_id"].append(owners[i % len(owners)])
+                    cur["topic"].append(t)
+                    cur["partition"].append(p)
+            first = len(subs["group_id"]) - n_members
+            for i in range(first, len(subs["group_id"])):
+                subs["generation"][i] = generation - (1 if rng.random() < 0.1 else 0)
+
+    if bad_rows and groups >= 3:
+        _add_bad_rows(subs, tp, topics)
+    return {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
+
+
+def _add_bad_rows(subs: dict[str, list[Any]], tp: dict[str, list[Any]], topics: list[str]) -> None:
+    """A duplicate member, a member with both topics and a pattern, a topic with a gap."""
+    def member(gid: str, mid: str, topics_: list[str] | None, pattern: str | None = None) -> None:
+        for k, v in {
+            "group_id": gid,
+            "member_id": mid,
+            "group_instance_id": None,
+            "client_rack": None,
+            "topics": topics_,
+            "topic_pattern": pattern,
+            "assignment_strategies": None,
+            "generation": None,
+        }.items():
+            subs[k].append(v)
+
+    member("bad-duplicate-member", "consumer-1", [topics[0]])
+    member("bad-duplicate-member", "consumer-1", [topics[0]])
+    member("bad-both-subscriptions", "consumer-1", [topics[1]], "orders\\..*")
+    for p in (0, 1, 3):  # partition 2 missing
+        tp["topic"].append("broken.gap")
+        tp["partition"].append(p)
+        tp["replica_racks"].append(None)
+        tp["weight"].append(None)
+    member("bad-broken-topic", "consumer-1", ["broken.gap", topics[2]])
+    member("bad-strategy-name", "consumer-1", [topics[3]])
+    subs["assignment_strategies"][-1] = ["sticky-ish", "range"]
+
+
+def write(tables: dict[str, dict[str, list[Any]]], out: Path, files: int = 2) -> None:
+    """Write each table as a Parquet dataset of `files` part files (replacing `out`)."""
+    if out.exists():
+        shutil.rmtree(out)
+    for name, cols in tables.items():
+        table = pa.table(cols, schema=SCHEMAS[name])
+        (out / name).mkdir(parents=True)
+        step = max(1, -(-table.num_rows // files))
+        for i, start in enumerate(range(0, max(table.num_rows, 1), step)):
+            pq.write_table(table.slice(start, step), out / name / f"part-{i:05d}.parquet")
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--groups", type=int, default=300)
+    p.add_argument("--seed", type=int, default=7)
+    p.add_argument("--bad-rows", action="store_true", help="add a few broken rows")
+    p.add_argument("--out", type=Path, required=True)
+    args = p.parse_args(argv)
+    tables = generate(args.groups, args.seed, args.bad_rows)
+    write(tables, args.out)
+    rows = ", ".join(f"{k}={len(next(iter(v.values())))}" for k, v in tables.items())
+    print(f"sample estate: {args.groups} groups -> {args.out} ({rows})")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,221 @@
+"""The grouped pandas UDF adapter: one call plans a whole bucket of groups.
+
+One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while assigning a small
+group costs microseconds (DESIGN §6), so groups are hashed into buckets and each call loops
+over the groups of its bucket with plain Python lists. This module only adapts rows to the
+pure core (`assignors.validation.build_group`, `assignors.planner.plan_group`) and back; it
+holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle the Spark
+path is tested against.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import pandas as pd
+from pyspark.sql import types as T
+
+from assignors.planner import GroupPlan, plan_group
+from assignors.registry import Assignor, canonical_name, get_assignor
+from assignors.validation import (
+    WARNING,
+    MemberRow,
+    OwnedRow,
+    Problem,
+    TopicStatus,
+    build_group,
+    null_group_problem,
+)
+from jobs.schemas import (
+    ASSIGNMENTS_FIELDS,
+    BALANCE_METRICS_FIELDS,
+    KIND_ASSIGNMENT,
+    KIND_METRICS,
+    KIND_REJECTED,
+    REJECTED_FIELDS,
+    WIDE_FIELDS,
+)
+
+KIND_MEMBER, KIND_OWNED = "m", "o"
+INPUT_COLUMNS = (
+    "kind",
+    "group_id",
+    "member_id",
+    "group_instance_id",
+    "client_rack",
+    "topics",
+    "topic_pattern",
+    "assignment_strategies",
+    "generation",
+    "topic",
+    "partition",
+)
+
+
+@dataclass(frozen=True)
+class PlanContext:
+    """What every bucket needs; pickled once per task (the catalog travels as a broadcast)."""
+
+    strategies: tuple[str, ...]
+    has_current_assignment: bool
+
+    def assignors(self) -> list[tuple[str, Assignor]]:
+        return [(name, get_assignor(name)) for name in self.strategies]
+
+
+def _int(v: Any) -> int | None:
+    # Nullable int columns reach pandas as float64 with NaN when a batch holds a null.
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return int(v)
+
+
+def _opt(v: Any) -> Any:
+    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
+
+
+def _strings(v: Any) -> list[str | None] | None:
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return None
+    return [None if s is None else str(s) for s in v]
+
+
+def _known_strategy(name: str) -> bool:
+    return canonical_name(name) is not None
+
+
+def plan_bucket(
+    pdf: pd.DataFrame, catalog: Mapping[str, TopicStatus], ctx: PlanContext
+) -> pd.DataFrame:
+    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame."""
+    cols = {c: pdf[c].tolist() for c in INPUT_COLUMNS}
+    members: dict[str | None, list[MemberRow]] = {}
+    owned: dict[str, list[OwnedRow]] = {}
+    for i, kind in enumerate(cols["kind"]):
+        gid = _opt(cols["group_id"][i])
+        if kind == KIND_MEMBER:
+            members.setdefault(gid, []).append(
+                MemberRow(
+                    member_id=_opt(cols["member_id"][i]),
+                    group_instance_id=_opt(cols["group_instance_id"][i]),
+                    client_rack=_opt(cols["client_rack"][i]),
+                    topics=_strings(cols["topics"][i]),
+                    topic_pattern=_opt(cols["topic_pattern"][i]),
+                    assignment_strategies=_strings(cols["assignment_strategies"][i]),
+                    generation=_int(cols["generation"][i]),
+                )
+            )
+        elif gid is not None:
+            owned.setdefault(gid, []).append(
+                OwnedRow(_opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i]))
+            )
+
+    out = _Output()
+    assignors = ctx.assignors()
+    for row in members.pop(None, []):
+        out.problems([null_group_problem(row.member_id)])
+    for gid in sorted(members):
+        spec, problems = build_group(
+            gid, members[gid], owned.pop(gid, ()), catalog, _known_strategy, None
+        )
+        out.problems(problems)
+        if spec is not None:
+            plan = plan_group(spec, assignors, ctx.has_current_assignment)
+            out.plan(plan)
+    for gid in sorted(owned):
+        out.problems(
+            [
+                Problem(
+                    gid,
+                    None,
+                    None,
+                    WARNING,
+                    "NO_MEMBERS",
+                    "current_assignment lists this group but subscriptions has no member;"
+                    " nothing to plan",
+                )
+            ]
+        )
+    return out.frame()
+
+
+class _Output:
+    """Collects the three output tables as column lists, then builds one typed wide frame."""
+
+    def __init__(self) -> None:
+        self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
+        self.m: dict[str, list[Any]] = {n: [] for n, _, _ in BALANCE_METRICS_FIELDS}
+        self.r: dict[str, list[Any]] = {n: [] for n, _, _ in REJECTED_FIELDS}
+
+    def problems(self, problems: Iterable[Problem]) -> None:
+        r = self.r
+        for p in problems:
+            r["group_id"].append(p.group_id)
+            r["member_id"].append(p.member_id)
+            r["topic"].append(p.topic)
+            r["severity"].append(p.severity)
+            r["reason"].append(p.reason)
+            r["detail"].append(p.detail)
+
+    def plan(self, plan: GroupPlan) -> None:
+        self.problems(plan.problems)
+        a, m = self.a, self.m
+        for sp in plan.plans:
+            n = len(sp.rows)
+            a["group_id"].extend([plan.group_id] * n)
+            a["strategy"].extend([sp.strategy] * n)
+            for row in sp.rows:
+                a["member_id"].append(row.member_id)
+                a["group_instance_id"].append(row.group_instance_id)
+                a["topic"].append(row.topic)
+                a["partition"].append(row.partition)
+                a["previous_member_id"].append(row.previous_member_id)
+                a["rebalance_round"].append(row.rebalance_round)
+            m["group_id"].append(plan.group_id)
+            m["strategy"].append(sp.strategy)
+            for name, _, _ in BALANCE_METRICS_FIELDS[2:]:
+                m[name].append(sp.metrics.get(name))
+
+    def frame(self) -> pd.DataFrame:
+        parts = ((KIND_ASSIGNMENT, self.a), (KIND_METRICS, self.m), (KIND_REJECTED, self.r))
+        sizes = [len(next(iter(cols.values()))) for _, cols in parts]
+        data: dict[str, Any] = {}
+        for name, dtype in WIDE_FIELDS:
+            values: list[Any] = []
+            for (kind, cols), n in zip(parts, sizes, strict=True):
+                if name == "kind":
+                    values.extend([kind] * n)
+                else:
+                    values.extend(cols.get(name) or [None] * n)
+            data[name] = _column(values, dtype)
+        return pd.DataFrame(data)
+
+
+_PANDAS_DTYPES: dict[type, str] = {
+    T.IntegerType: "Int32",
+    T.LongType: "Int64",
+    T.DoubleType: "Float64",
+    T.BooleanType: "boolean",
+}
+
+
+def _column(values: Sequence[Any], dtype: T.DataType) -> Any:
+    # Nullable extension dtypes keep ints as ints through Arrow (object columns for strings).
+    pd_dtype = _PANDAS_DTYPES.get(type(dtype))
+    if pd_dtype is None:
+        return pd.Series(values, dtype=object)
+    return pd.array(values, dtype=pd_dtype)
+
+
+def bucket_function(
+    catalog_value: Callable[[], Mapping[str, TopicStatus]], ctx: PlanContext
+) -> Callable[[pd.DataFrame], pd.DataFrame]:
+    """The function handed to `applyInPandas`; `catalog_value` reads the broadcast lazily."""
+
+    def run(pdf: pd.DataFrame) -> pd.DataFrame:
+        return plan_bucket(pdf, catalog_value(), ctx)
+
+    return run
