@@ -4,7 +4,7 @@ Members report the partitions they own together with the generation in which the
 (reference §4.2). When two live members claim the same partition, the claim from the higher
 generation wins; claims tied at the highest generation invalidate the partition for every
 claimant (a stale double claim is legal input, not an error). A member reporting no generation
-counts as generation -1, as Kafka does. Only existing partitions count.
+(or a negative one) counts as generation -1, as Kafka does. Only existing partitions count.
 
 Departed members (rows of `current_assignment` whose member is no longer in the group) are not
 seen by Kafka's assignors at all; their partitions simply become free. For the planner's
@@ -21,6 +21,15 @@ from assignors.model import GroupSpec, Member, TopicPartition
 NO_GENERATION = -1
 
 
+def _effective_generation(member: Member) -> int:
+    """The generation used for conflicts: absent (None) or negative counts as -1.
+
+    Kafka treats a negative generationId as absent (reference §1.1) and absent as -1.
+    """
+    gen = member.generation
+    return gen if gen is not None and gen >= 0 else NO_GENERATION
+
+
 def _exists(spec: GroupSpec, tp: TopicPartition) -> bool:
     return 0 <= tp[1] < spec.partition_count(tp[0])
 
@@ -33,7 +42,7 @@ def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
     """
     best: dict[TopicPartition, tuple[int, str | None]] = {}
     for m in spec.members:
-        gen = m.generation if m.generation is not None else NO_GENERATION
+        gen = _effective_generation(m)
         for tp in dict.fromkeys(m.owned):
             if not _exists(spec, tp):
                 continue
@@ -71,8 +80,8 @@ def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
     if spec.departed:
         contested = invalidated_claims(spec)
         gone: dict[TopicPartition, str | None] = {}
-        for member_id, tps in spec.departed.items():
-            for tp in tps:
+        for member_id, departed_tps in spec.departed.items():
+            for tp in departed_tps:
                 if tp in owners or tp in contested or not _exists(spec, tp):
                     continue
                 gone[tp] = member_id if tp not in gone or gone[tp] == member_id else None
@@ -82,6 +91,4 @@ def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
 
 def max_generation(members: Iterable[Member]) -> int:
     """The highest generation any member reports (computed per group, unlike Java's field)."""
-    return max(
-        (m.generation for m in members if m.generation is not None), default=NO_GENERATION
-    )
+    return max((_effective_generation(m) for m in members), default=NO_GENERATION)

@@ -189,7 +189,9 @@ def build_group(
     for row in members:
         mid = row.member_id
         if not mid:
-            problem(ERROR, Reason.NULL_MEMBER_ID, "subscriptions row with a null or empty member_id")
+            problem(
+                ERROR, Reason.NULL_MEMBER_ID, "subscriptions row with a null or empty member_id"
+            )
             continue
         for name in row.assignment_strategies or ():
             if name is None or not known_strategy(name):
@@ -253,7 +255,9 @@ def build_group(
 
     for t in sorted(broken_topics):
         status = catalog[t]
-        problem(ERROR, status.error or "", f"subscribed topic is unusable: {status.detail}", None, t)
+        problem(
+            ERROR, status.error or "", f"subscribed topic is unusable: {status.detail}", None, t
+        )
     for t in sorted(unknown_topics):
         problem(
             WARNING,
@@ -273,38 +277,38 @@ def build_group(
     }
     live = {m.member_id for m in built}
     owned_by: dict[str, list[TopicPartition]] = {}
-    for row in owned:
-        if row.member_id is None or row.topic is None or row.partition is None:
+    for orow in owned:
+        if orow.member_id is None or orow.topic is None or orow.partition is None:
             problem(
                 WARNING,
                 Reason.OWNED_NULL_KEY,
                 "current_assignment row with a null member_id, topic or partition; ignored",
-                row.member_id,
-                row.topic,
+                orow.member_id,
+                orow.topic,
             )
             continue
-        status = catalog.get(row.topic)
+        status = catalog.get(orow.topic)
         if status is None or status.error is not None:
             problem(
                 WARNING,
                 Reason.OWNED_UNKNOWN_TOPIC,
-                f"owned partition {row.topic}-{row.partition} is of a topic that does not exist"
+                f"owned partition {orow.topic}-{orow.partition} is of a topic that does not exist"
                 " (or is unusable); ignored",
-                row.member_id,
-                row.topic,
+                orow.member_id,
+                orow.topic,
             )
             continue
-        if not 0 <= row.partition < status.partition_count:
+        if not 0 <= orow.partition < status.partition_count:
             problem(
                 WARNING,
                 Reason.OWNED_UNKNOWN_PARTITION,
-                f"owned partition {row.topic}-{row.partition} does not exist (the topic has"
+                f"owned partition {orow.topic}-{orow.partition} does not exist (the topic has"
                 f" {status.partition_count}); ignored",
-                row.member_id,
-                row.topic,
+                orow.member_id,
+                orow.topic,
             )
             continue
-        owned_by.setdefault(row.member_id, []).append((row.topic, row.partition))
+        owned_by.setdefault(orow.member_id, []).append((orow.topic, orow.partition))
 
     departed: dict[str, tuple[TopicPartition, ...]] = {}
     by_member: dict[str, tuple[TopicPartition, ...]] = {}

@@ -34,7 +34,9 @@ class PlannerConfig:
         }
 
 
-def _str_list(table: dict[str, Any], key: str, default: tuple[str, ...], src: str) -> tuple[str, ...]:
+def _str_list(
+    table: dict[str, Any], key: str, default: tuple[str, ...], src: str
+) -> tuple[str, ...]:
     value = table.get(key, list(default))
     if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
         raise ConfigError(f"{src}: {key} must be a list of non-empty strings, got {value!r}")
@@ -73,7 +75,10 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
     return PlannerConfig(
         strategies=chosen,
         default_assignment_strategies=_str_list(
-            planner, "default_assignment_strategies", PlannerConfig.default_assignment_strategies, src
+            planner,
+            "default_assignment_strategies",
+            PlannerConfig.default_assignment_strategies,
+            src,
         ),
         buckets=_positive_int(execution, "buckets", 0, src, 0),
         output_files=_positive_int(execution, "output_files", 2, src, 1),

@@ -12,8 +12,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
+from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql.utils import AnalysisException
 
 from jobs.schemas import InputTable, SchemaError, conform
 
@@ -22,7 +22,7 @@ def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
     jvm = spark.sparkContext._jvm
     assert jvm is not None
     hpath = jvm.org.apache.hadoop.fs.Path(path)
-    conf = spark.sparkContext._jsc.hadoopConfiguration()  # type: ignore[union-attr]
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
     return hpath.getFileSystem(conf), hpath
 
 

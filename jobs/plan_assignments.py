@@ -170,13 +170,13 @@ def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: 
     string_null = F.lit(None).cast("string")
     members = subscriptions.select(
         F.lit(KIND_MEMBER).alias("kind"),
-        *[c for c in SUBSCRIPTIONS_COLUMNS],
+        *SUBSCRIPTIONS_COLUMNS,
         string_null.alias("topic"),
         F.lit(None).cast("int").alias("partition"),
     )
     frames = [members]
     if current is not None:
-        typed = {name: dtype for name, dtype in SUBSCRIPTIONS.columns}
+        typed = dict(SUBSCRIPTIONS.columns)
         owned = current.select(
             F.lit(KIND_OWNED).alias("kind"),
             "group_id",
@@ -230,13 +230,16 @@ def run(
     tables = {t.name: io.read_table(spark, input_dir, t) for t in INPUT_TABLES}
     topic_partitions = tables[TOPIC_PARTITIONS.name]
     subscriptions = tables[SUBSCRIPTIONS.name]
-    assert topic_partitions is not None and subscriptions is not None
+    assert topic_partitions is not None
+    assert subscriptions is not None
     current = tables[CURRENT_ASSIGNMENT.name]
     input_rows = {name: (df.count() if df is not None else None) for name, df in tables.items()}
     _ = OFFSETS  # read for its schema check; lag metrics come with a later issue
 
     catalog, topic_problems, topic_count = topic_catalog(topic_partitions)
-    input_groups = subscriptions.where(F.col("group_id").isNotNull()).select("group_id").distinct().count()
+    input_groups = (
+        subscriptions.where(F.col("group_id").isNotNull()).select("group_id").distinct().count()
+    )
     buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
     log.info(
         "planning %d groups x %d strategies (%s) in %d buckets; %d topics",
@@ -315,10 +318,8 @@ def _output_counts(wide: DataFrame) -> dict[str, Any]:
         F.countDistinct(F.when(error, F.col("group_id"))).alias("rejected_groups"),
     ).first()
     assert row is not None
-    by_reason = (
-        wide.where(kind == KIND_REJECTED).groupBy("severity", "reason").count().collect()
-    )
-    out = {k: int(row[k] or 0) for k in row.asDict()}
+    by_reason = wide.where(kind == KIND_REJECTED).groupBy("severity", "reason").count().collect()
+    out: dict[str, Any] = {k: int(row[k] or 0) for k in row.asDict()}
     out["by_reason"] = {
         f"{r['severity']}:{r['reason']}": int(r["count"])
         for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
@@ -379,7 +380,9 @@ def format_summary(result: RunResult) -> str:
 
 def main(argv: list[str] | None = None) -> int:
     logging.basicConfig(
-        level=logging.INFO, format="%(asctime)s %(name)s %(levelname)s %(message)s", stream=sys.stderr
+        level=logging.INFO,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr,
     )
     args = parse_args(argv)
     try:

@@ -71,7 +71,10 @@ def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, di
     """Column lists per table for an estate of `groups` groups (deterministic for a seed)."""
     rng = random.Random(seed)
     n_topics = max(4, groups // 20)
-    topics = [f"{rng.choice(('orders', 'payments', 'clicks', 'audit', 'events'))}.{i:05d}" for i in range(n_topics)]
+    topics = [
+        f"{rng.choice(('orders', 'payments', 'clicks', 'audit', 'events'))}.{i:05d}"
+        for i in range(n_topics)
+    ]
     sizes = rng.choices(PARTITION_CHOICES, PARTITION_WEIGHTS, k=n_topics)
     tp: dict[str, list[Any]] = {k: [] for k in SCHEMAS["topic_partitions"].names}
     for topic, n in zip(topics, sizes, strict=True):
@@ -128,6 +131,7 @@ def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, di
 
 def _add_bad_rows(subs: dict[str, list[Any]], tp: dict[str, list[Any]], topics: list[str]) -> None:
     """A duplicate member, a member with both topics and a pattern, a topic with a gap."""
+
     def member(gid: str, mid: str, topics_: list[str] | None, pattern: str | None = None) -> None:
         for k, v in {
             "group_id": gid,

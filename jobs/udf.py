@@ -110,16 +110,19 @@ def plan_bucket(
             )
         elif gid is not None:
             owned.setdefault(gid, []).append(
-                OwnedRow(_opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i]))
+                OwnedRow(
+                    _opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i])
+                )
             )
 
     out = _Output()
     assignors = ctx.assignors()
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
-    for gid in sorted(members):
+    named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
+    for gid in sorted(named):
         spec, problems = build_group(
-            gid, members[gid], owned.pop(gid, ()), catalog, _known_strategy, None
+            gid, named[gid], owned.pop(gid, ()), catalog, _known_strategy, None
         )
         out.problems(problems)
         if spec is not None:

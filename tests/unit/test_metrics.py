@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import math
+import random
 from collections.abc import Iterable, Mapping
 
 import pytest
@@ -10,6 +11,8 @@ import pytest
 from assignors.metrics import METRIC_COLUMNS, balance_metrics, is_valid, max_topic_spread
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import previous_owners
+from assignors.range import RangeAssignor
+from assignors.roundrobin import RoundRobinAssignor
 
 
 def mem(
@@ -97,7 +100,9 @@ def test_mixed_group_hand_computed() -> None:
 
 def test_balanced_group() -> None:
     spec = group({"t": 5}, [mem("a", ["t"]), mem("b", ["t"])])
-    row = balance_metrics(spec, {"a": [("t", 0), ("t", 1), ("t", 2)], "b": [("t", 3), ("t", 4)]}, None)
+    row = balance_metrics(
+        spec, {"a": [("t", 0), ("t", 1), ("t", 2)], "b": [("t", 3), ("t", 4)]}, None
+    )
     assert row["partition_spread"] == 1
     assert row["is_fully_balanced"] is True
     assert row["stddev_partitions_per_member"] == pytest.approx(0.5)
@@ -289,3 +294,48 @@ def test_missing_partition_counts_as_unassigned() -> None:
     assert row["assigned_partition_count"] == 3
     assert row["unassigned_partition_count"] == 1
     assert row["is_valid"] is False
+
+
+# ------------------------------------------------------------------- seeded properties
+
+
+def _random_group(rng: random.Random) -> GroupSpec:
+    names = [f"t{i}" for i in range(rng.randint(1, 5))]
+    topics = {t: rng.randint(0, 10) for t in names if rng.random() < 0.85}
+    members = [
+        Member(
+            f"m{i}",
+            frozenset(t for t in names if rng.random() < 0.6),
+            group_instance_id=f"i{i}" if rng.random() < 0.3 else None,
+        )
+        for i in range(rng.randint(1, 7))
+    ]
+    return group(topics, members)
+
+
+@pytest.mark.parametrize("seed", range(50))
+def test_property_metrics_of_kafka_assignments(seed: int) -> None:
+    spec = _random_group(random.Random(seed))
+    expected_partitions = sum(
+        meta.partition_count
+        for t, meta in spec.topics.items()
+        if any(t in m.topics for m in spec.members)
+    )
+    for assignor in (RangeAssignor(), RoundRobinAssignor()):
+        assignment = assignor.assign(spec)
+        row = balance_metrics(spec, assignment, {})
+        sizes = [len(assignment[m.member_id]) for m in spec.members]
+        assert row["is_valid"] is True
+        assert row["partition_count"] == expected_partitions
+        assert row["assigned_partition_count"] == expected_partitions
+        assert row["unassigned_partition_count"] == 0
+        assert row["moved_partition_count"] == 0
+        assert row["partition_spread"] == max(sizes) - min(sizes)
+        assert row["idle_member_count"] == sizes.count(0)
+        if assignor.name == "range":
+            assert row["max_topic_spread"] in (0, 1)  # q or q+1 per topic, reference §2.1
+        # Dropping one assigned partition always makes the assignment invalid.
+        holder = next((m for m, tps in assignment.items() if tps), None)
+        if holder is not None:
+            broken = {**assignment, holder: assignment[holder][1:]}
+            assert is_valid(spec, broken) is False

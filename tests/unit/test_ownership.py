@@ -21,9 +21,7 @@ T1: TopicPartition = ("t", 1)
 T2: TopicPartition = ("t", 2)
 
 
-def owner(
-    member_id: str, owned: Sequence[TopicPartition], generation: int | None
-) -> Member:
+def owner(member_id: str, owned: Sequence[TopicPartition], generation: int | None) -> Member:
     return Member(member_id, frozenset({"t"}), owned=tuple(owned), generation=generation)
 
 
@@ -63,18 +61,14 @@ def test_tie_at_the_top_invalidates_for_every_claimant() -> None:
     assert previous_owners(spec) == {T1: "a"}
 
 
-@pytest.mark.parametrize(
-    "perm", list(itertools.permutations([("a", 1), ("b", 1), ("c", 2)]))
-)
+@pytest.mark.parametrize("perm", list(itertools.permutations([("a", 1), ("b", 1), ("c", 2)])))
 def test_tie_below_the_top_does_not_invalidate(perm: tuple[tuple[str, int], ...]) -> None:
     spec = group([owner(m, [T0], g) for m, g in perm])
     assert winners(spec) == {T0: "c"}
     assert invalidated_claims(spec) == set()
 
 
-@pytest.mark.parametrize(
-    "perm", list(itertools.permutations([("a", 2), ("b", 2), ("c", 1)]))
-)
+@pytest.mark.parametrize("perm", list(itertools.permutations([("a", 2), ("b", 2), ("c", 1)])))
 def test_tie_at_the_top_with_a_lower_third_claimant(perm: tuple[tuple[str, int], ...]) -> None:
     spec = group([owner(m, [T0], g) for m, g in perm])
     assert winners(spec) == {}
@@ -89,11 +83,20 @@ def test_absent_generation_counts_as_minus_one() -> None:
     assert winners(tie) == {}
     assert invalidated_claims(tie) == {T0}
     # None loses to generation 0, in both orders.
-    for members in ([owner("a", [T0], None), owner("b", [T0], 0)],
-                    [owner("b", [T0], 0), owner("a", [T0], None)]):
+    for members in (
+        [owner("a", [T0], None), owner("b", [T0], 0)],
+        [owner("b", [T0], 0), owner("a", [T0], None)],
+    ):
         assert winners(group(members)) == {T0: "b"}
-    # None beats a generation below -1.
-    assert winners(group([owner("a", [T0], -2), owner("b", [T0], None)])) == {T0: "b"}
+
+
+def test_negative_generation_means_absent() -> None:
+    """Reference §1.1: a negative generationId means absent, so it also counts as -1."""
+    tie = group([owner("a", [T0], -7), owner("b", [T0], None)])
+    assert winners(tie) == {}
+    assert invalidated_claims(tie) == {T0}
+    assert winners(group([owner("a", [T0], -7), owner("b", [T0], 0)])) == {T0: "b"}
+    assert max_generation([owner("a", [], -7)]) == -1
 
 
 def test_non_existing_partitions_are_ignored() -> None:

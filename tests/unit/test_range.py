@@ -24,9 +24,7 @@ def mem(member_id: str, topics: Iterable[str], instance: str | None = None) -> M
     return Member(member_id, frozenset(topics), group_instance_id=instance)
 
 
-def group(
-    topics: Mapping[str, int], members: Iterable[Member], racks: str = "none"
-) -> GroupSpec:
+def group(topics: Mapping[str, int], members: Iterable[Member], racks: str = "none") -> GroupSpec:
     """A group; `racks` = none | consumer | broker | both (every partition on every rack).
 
     Kafka's RangeAssignorTest runs each fact under these variants with every partition

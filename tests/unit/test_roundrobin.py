@@ -357,9 +357,7 @@ def test_property_equal_subscriptions_deal_in_member_order(seed: int) -> None:
     result = assign(spec)
     check_valid(spec, result)
     order = [m.member_id for m in kafka_order(spec.members)]
-    topics = sorted(
-        (t for t in spec.members[0].topics if t in spec.topics), key=java_units
-    )
+    topics = sorted((t for t in spec.members[0].topics if t in spec.topics), key=java_units)
     flat = [(t, p) for t in topics for p in range(spec.topics[t].partition_count)]
     expected = {m: flat[i :: len(order)] for i, m in enumerate(order)}
     assert result == expected

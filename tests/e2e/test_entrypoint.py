@@ -1,0 +1,331 @@
+"""The real entry point end to end, on Parquet written to a temp folder."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+from chispa import assert_df_equality
+
+from jobs import io
+from jobs.config import PlannerConfig
+from jobs.plan_assignments import run
+from jobs.sample_estate import SCHEMAS, generate, write
+from jobs.schemas import SchemaError
+
+pytestmark = pytest.mark.e2e
+REPO = Path(__file__).resolve().parents[2]
+
+
+def member(gid: str, mid: str, topics: list[str] | None, **kw: Any) -> dict[str, Any]:
+    row: dict[str, Any] = dict.fromkeys(SCHEMAS["subscriptions"].names)
+    row.update(group_id=gid, member_id=mid, topics=topics, **kw)
+    return row
+
+
+def write_estate(
+    root: Path,
+    topics: dict[str, int],
+    members: list[dict[str, Any]],
+    owned: list[tuple[str, str, str, int]] | None = None,
+    extra_partitions: list[tuple[str, int]] = (),  # type: ignore[assignment]
+) -> Path:
+    tp_rows = [(t, p) for t, n in topics.items() for p in range(n)] + list(extra_partitions)
+    tables = {
+        "topic_partitions": {
+            "topic": [t for t, _ in tp_rows],
+            "partition": [p for _, p in tp_rows],
+            "replica_racks": [None] * len(tp_rows),
+            "weight": [None] * len(tp_rows),
+        },
+        "subscriptions": {k: [m[k] for m in members] for k in SCHEMAS["subscriptions"].names},
+    }
+    if owned is not None:
+        tables["current_assignment"] = {
+            k: [o[i] for o in owned] for i, k in enumerate(SCHEMAS["current_assignment"].names)
+        }
+    write(tables, root, files=1)
+    return root
+
+
+WORKED = {
+    "topics": {"t1": 5, "t2": 7, "solo": 7},
+    "members": [
+        *(member("two-topics", f"c{i}", ["t1", "t2"] if i < 3 else ["t2"]) for i in range(5)),
+        *(member("one-topic", f"c{i}", ["solo"]) for i in range(5)),
+        member("dup", "x", ["t1"]),
+        member("dup", "x", ["t1"]),
+    ],
+}
+
+
+def assignment_rows(spark, out: Path, strategy: str):  # type: ignore[no-untyped-def]
+    return (
+        spark.read.parquet(str(out / "assignments"))
+        .where(f"strategy = '{strategy}'")
+        .select("group_id", "member_id", "topic", "partition")
+    )
+
+
+def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = write_estate(tmp_path / "in", WORKED["topics"], WORKED["members"])
+    out = tmp_path / "out"
+    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "roundrobin")))
+
+    range_expected = [
+        ("two-topics", "c0", "t1", 0), ("two-topics", "c0", "t1", 1),
+        ("two-topics", "c0", "t2", 0), ("two-topics", "c0", "t2", 1),
+        ("two-topics", "c1", "t1", 2), ("two-topics", "c1", "t1", 3),
+        ("two-topics", "c1", "t2", 2), ("two-topics", "c1", "t2", 3),
+        ("two-topics", "c2", "t1", 4), ("two-topics", "c2", "t2", 4),
+        ("two-topics", "c3", "t2", 5), ("two-topics", "c4", "t2", 6),
+        ("one-topic", "c0", "solo", 0), ("one-topic", "c0", "solo", 1),
+        ("one-topic", "c1", "solo", 2), ("one-topic", "c1", "solo", 3),
+        ("one-topic", "c2", "solo", 4), ("one-topic", "c3", "solo", 5),
+        ("one-topic", "c4", "solo", 6),
+    ]  # fmt: skip
+    rr_expected = [
+        ("two-topics", "c0", "t1", 0), ("two-topics", "c0", "t1", 3),
+        ("two-topics", "c0", "t2", 3), ("two-topics", "c1", "t1", 1),
+        ("two-topics", "c1", "t1", 4), ("two-topics", "c1", "t2", 4),
+        ("two-topics", "c2", "t1", 2), ("two-topics", "c2", "t2", 0),
+        ("two-topics", "c2", "t2", 5), ("two-topics", "c3", "t2", 1),
+        ("two-topics", "c3", "t2", 6), ("two-topics", "c4", "t2", 2),
+        ("one-topic", "c0", "solo", 0), ("one-topic", "c0", "solo", 5),
+        ("one-topic", "c1", "solo", 1), ("one-topic", "c1", "solo", 6),
+        ("one-topic", "c2", "solo", 2), ("one-topic", "c3", "solo", 3),
+        ("one-topic", "c4", "solo", 4),
+    ]  # fmt: skip
+    schema = "group_id string, member_id string, topic string, partition int"
+    for strategy, expected in (("range", range_expected), ("roundrobin", rr_expected)):
+        assert_df_equality(
+            assignment_rows(spark, out, strategy),
+            spark.createDataFrame(expected, schema),
+            ignore_row_order=True,
+            ignore_nullable=True,
+        )
+
+    metrics = {
+        (r["group_id"], r["strategy"]): r
+        for r in spark.read.parquet(str(out / "balance_metrics")).collect()
+    }
+    m = metrics[("two-topics", "range")]
+    assert (m["member_count"], m["partition_count"], m["max_partitions_per_member"]) == (5, 12, 4)
+    assert (m["min_partitions_per_member"], m["is_fully_balanced"], m["is_valid"]) == (
+        1,
+        False,
+        True,
+    )
+    assert m["moved_partition_count"] is None  # no current_assignment given
+    assert metrics[("one-topic", "roundrobin")]["is_fully_balanced"] is True
+
+    rejected = spark.read.parquet(str(out / "rejected")).collect()
+    assert [(r["group_id"], r["reason"], r["severity"]) for r in rejected] == [
+        ("dup", "DUPLICATE_MEMBER_ID", "error")
+    ]
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["groups"] == {"input": 3, "planned": 2, "rejected": 1}
+    assert manifest["output_rows"] == {"assignments": 38, "balance_metrics": 4, "rejected": 1}
+    assert manifest["input_rows"]["current_assignment"] is None
+    assert result.manifest == manifest
+    assert not list(tmp_path.glob("out.__*")), "temporary directories must not remain"
+
+
+def test_movement_against_current_assignment(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # c1 owned p1 and p3; c2 (departed) owned p2; p0 is double-claimed in the same generation.
+    estate = write_estate(
+        tmp_path / "in",
+        {"t": 4},
+        [member("g", "c0", ["t"], generation=5), member("g", "c1", ["t"], generation=5)],
+        [
+            ("g", "c1", "t", 1),
+            ("g", "c1", "t", 3),
+            ("g", "c2", "t", 2),
+            ("g", "c0", "t", 0),
+            ("g", "c1", "t", 0),
+        ],
+    )
+    out = tmp_path / "out"
+    run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    rows = {
+        r["partition"]: (r["member_id"], r["previous_member_id"])
+        for r in spark.read.parquet(str(out / "assignments")).collect()
+    }
+    # range: c0 gets p0,p1 and c1 gets p2,p3.
+    assert rows == {0: ("c0", None), 1: ("c0", "c1"), 2: ("c1", "c2"), 3: ("c1", "c1")}
+    (m,) = spark.read.parquet(str(out / "balance_metrics")).collect()
+    assert m["moved_partition_count"] == 2
+
+
+def test_broken_topic_rejects_only_its_subscribers(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = write_estate(
+        tmp_path / "in",
+        {"ok": 2, "gap": 1},
+        [member("a", "m", ["ok"]), member("b", "m", ["ok", "gap"]), member("c", "m", ["neg"])],
+        extra_partitions=[("gap", 2), ("neg", -1), ("neg", 0), ("ok", 1)],
+    )
+    out = tmp_path / "out"
+    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    rejected = {
+        (r["group_id"], r["topic"], r["reason"], r["severity"])
+        for r in spark.read.parquet(str(out / "rejected")).collect()
+    }
+    assert rejected == {
+        ("b", "gap", "NON_CONTIGUOUS_PARTITIONS", "error"),
+        (None, "gap", "NON_CONTIGUOUS_PARTITIONS", "error"),
+        ("c", "neg", "NEGATIVE_PARTITION", "error"),
+        (None, "neg", "NEGATIVE_PARTITION", "error"),
+        (None, "ok", "DUPLICATE_PARTITION", "warning"),
+    }
+    assert result.manifest["groups"] == {"input": 3, "planned": 1, "rejected": 2}
+
+
+def read_all(spark, out: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
+    return {
+        name: spark.read.parquet(str(out / name)).orderBy(
+            *spark.read.parquet(str(out / name)).columns
+        )
+        for name in ("assignments", "balance_metrics", "rejected")
+    }
+
+
+def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = tmp_path / "in"
+    write(generate(150, seed=3, bad_rows=True), estate)
+    config = PlannerConfig(strategies=("range", "roundrobin"))
+    run(spark, str(estate), str(tmp_path / "a"), config)
+    previous = spark.conf.get("spark.sql.shuffle.partitions")
+    spark.conf.set("spark.sql.shuffle.partitions", "13")
+    try:
+        run(
+            spark,
+            str(estate),
+            str(tmp_path / "b"),
+            PlannerConfig(strategies=("range", "roundrobin"), buckets=5),
+        )
+    finally:
+        spark.conf.set("spark.sql.shuffle.partitions", previous)
+    a, b = read_all(spark, tmp_path / "a"), read_all(spark, tmp_path / "b")
+    for name in a:
+        assert_df_equality(a[name], b[name])
+    # Same rows in the same files, too: the data files are byte-identical.
+    for name in ("balance_metrics", "rejected"):
+        files_a = sorted((tmp_path / "a" / name).glob("part-*.parquet"))
+        files_b = sorted((tmp_path / "b" / name).glob("part-*.parquet"))
+        assert [pq.read_table(f).to_pydict() for f in files_a] == [
+            pq.read_table(f).to_pydict() for f in files_b
+        ]
+
+
+def test_schema_errors_stop_before_writing(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = write_estate(tmp_path / "in", {"t": 1}, [member("g", "c", ["t"])])
+    out = tmp_path / "out"
+    config = PlannerConfig(strategies=("range",))
+    # wrong type: partition as string
+    pq.write_table(
+        pa.table({"topic": ["t"], "partition": ["0"]}),
+        estate / "topic_partitions" / "part-00000.parquet",
+    )
+    with pytest.raises(
+        SchemaError, match=r"topic_partitions: column 'partition' has type string, expected int"
+    ):
+        run(spark, str(estate), str(out), config)
+    # missing required column
+    pq.write_table(pa.table({"topic": ["t"]}), estate / "topic_partitions" / "part-00000.parquet")
+    with pytest.raises(
+        SchemaError, match=r"topic_partitions: required column 'partition' \(int\) is missing"
+    ):
+        run(spark, str(estate), str(out), config)
+    # missing required table
+    pq.write_table(
+        pa.table({"topic": ["t"], "partition": pa.array([0], pa.int32())}),
+        estate / "topic_partitions" / "part-00000.parquet",
+    )
+    for f in (estate / "subscriptions").iterdir():
+        f.unlink()
+    (estate / "subscriptions").rmdir()
+    with pytest.raises(SchemaError, match="subscriptions: required input table not found"):
+        run(spark, str(estate), str(out), config)
+    assert not out.exists()
+    assert not list(tmp_path.glob("out.__*"))
+
+
+def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    estate = write_estate(tmp_path / "in", {"t": 2}, [member("g", "c", ["t"])])
+    out = tmp_path / "out"
+    run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    before = sorted(p.relative_to(out) for p in out.rglob("*"))
+
+    def fail(*args: Any, **kwargs: Any) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(io, "write_json", fail)
+    with pytest.raises(OSError, match="disk full"):
+        run(spark, str(estate), str(out), PlannerConfig(strategies=("roundrobin",)))
+    assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
+    assert not list(tmp_path.glob("out.__*"))
+
+
+def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PLANNER_MASTER": "local[2]"}
+    return subprocess.run(
+        args, cwd=REPO, env=env, capture_output=True, text=True, timeout=600, check=False
+    )
+
+
+def test_python_module_and_spark_submit_agree(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = tmp_path / "in"
+    write(generate(60, seed=5, bad_rows=True), estate)
+    flags = ["--input", str(estate), "--strategies", "range,roundrobin", "--ds", "2026-11-22"]
+    module = _cli(
+        [sys.executable, "-m", "jobs.plan_assignments", *flags, "--output", str(tmp_path / "m")],
+        tmp_path,
+    )
+    assert module.returncode == 0, module.stderr[-3000:]
+    assert "planned 61 of 64 groups (3 rejected)" in module.stdout
+    submit_bin = Path(sys.executable).parent / "spark-submit"
+    submit = _cli(
+        [str(submit_bin), "--master", "local[2]", "--conf", "spark.ui.enabled=false",
+         "jobs/plan_assignments.py", *flags, "--output", str(tmp_path / "s")],
+        tmp_path,
+    )  # fmt: skip
+    assert submit.returncode == 0, submit.stderr[-3000:]
+    a, b = read_all(spark, tmp_path / "m"), read_all(spark, tmp_path / "s")
+    for name in a:
+        assert_df_equality(a[name], b[name])
+    manifest = json.loads((tmp_path / "m" / "_manifest.json").read_text())
+    assert manifest["ds"] == "2026-11-22"
+
+
+@pytest.mark.parametrize(
+    ("extra", "message"),
+    [
+        (["--strategies", "range,stikcy"], "unknown assignment strategy 'stikcy'"),
+        (["--config", "/nonexistent/planner.toml"], "cannot read config /nonexistent/planner.toml"),
+        (["--ds", "22/11/2026"], "--ds must be a date"),
+    ],
+)
+def test_configuration_errors_exit_nonzero_before_planning(
+    tmp_path: Path,
+    extra: list[str],
+    message: str,
+    capsys,
+    caplog,  # type: ignore[no-untyped-def]
+) -> None:
+    from jobs.plan_assignments import main
+
+    args = ["--input", str(tmp_path), "--output", str(tmp_path / "out"), *extra]
+    try:
+        code = main(args)
+    except SystemExit as exc:  # argparse errors
+        code = exc.code
+    assert code == 2
+    assert message in capsys.readouterr().err + caplog.text
+    assert not (tmp_path / "out").exists()

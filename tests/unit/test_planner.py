@@ -1,0 +1,70 @@
+"""plan_group: rows, previous owners, and failing strategies."""
+
+from __future__ import annotations
+
+from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
+from assignors.planner import InvalidAssignmentError, plan_group
+from assignors.range import RangeAssignor
+from assignors.roundrobin import RoundRobinAssignor
+
+SPEC = GroupSpec(
+    "g",
+    (
+        Member("c0", frozenset({"t"}), owned=(("t", 2),), generation=4),
+        Member("c1", frozenset({"t"}), "inst-1"),
+    ),
+    {"t": TopicMetadata("t", 3)},
+    departed={"old": (("t", 0),)},
+)
+
+
+class Raising:
+    name = "boom"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        raise RuntimeError("plugin exploded")
+
+
+class Invalid:
+    name = "bad"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        raise InvalidAssignmentError("partition t-0 assigned twice")
+
+
+def test_rows_carry_instance_previous_owner_and_round() -> None:
+    plan = plan_group(SPEC, [("range", RangeAssignor())], has_current_assignment=True)
+    assert plan.problems == []
+    (sp,) = plan.plans
+    rows = {(r.member_id, r.topic, r.partition): r for r in sp.rows}
+    # range over [c1 (static, first), c0]: c1 gets p0,p1 and c0 gets p2.
+    assert set(rows) == {("c1", "t", 0), ("c1", "t", 1), ("c0", "t", 2)}
+    assert rows[("c1", "t", 0)].previous_member_id == "old"
+    assert rows[("c1", "t", 0)].group_instance_id == "inst-1"
+    assert rows[("c0", "t", 2)].previous_member_id == "c0"
+    assert rows[("c1", "t", 1)].previous_member_id is None
+    assert {r.rebalance_round for r in sp.rows} == {1}
+    assert sp.metrics["moved_partition_count"] == 1
+    assert sp.metrics["rebalance_rounds"] == 1
+
+
+def test_without_current_assignment_moved_is_null() -> None:
+    plan = plan_group(SPEC, [("roundrobin", RoundRobinAssignor())], has_current_assignment=False)
+    (sp,) = plan.plans
+    assert sp.metrics["moved_partition_count"] is None
+    assert all(r.previous_member_id is None for r in sp.rows)
+
+
+def test_failing_strategy_rejects_the_group() -> None:
+    plan = plan_group(
+        SPEC,
+        [("range", RangeAssignor()), ("boom", Raising()), ("bad", Invalid())],
+        has_current_assignment=False,
+    )
+    assert plan.plans == []
+    assert [(p.reason, p.severity) for p in plan.problems] == [
+        ("ASSIGNOR_FAILED", "error"),
+        ("INVALID_ASSIGNMENT", "error"),
+    ]
+    assert "plugin exploded" in plan.problems[0].detail
+    assert "'boom'" in plan.problems[0].detail
