@@ -9,8 +9,8 @@ member sizes (partitions per member), the standard deviation is the population o
 from __future__ import annotations
 
 import math
-from collections import Counter
 from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Final
 
 from assignors.model import Assignment, GroupSpec, TopicPartition
@@ -37,21 +37,46 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
 Metrics = dict[str, int | float | bool | None]
 
 
-def is_valid(spec: GroupSpec, assignment: Assignment) -> bool:
-    """Every existing subscribed partition assigned exactly once, and only to a subscriber."""
+@dataclass(slots=True)
+class _Scan:
+    """One pass over an assignment: what every metric needs (this runs for every group)."""
+
+    valid: bool
+    assigned: int  # distinct existing partitions of subscribed topics
+    topic_counts: dict[str, dict[str, int]]  # member_id -> topic -> partitions
+
+
+def _scan(spec: GroupSpec, assignment: Assignment, subscribed: set[str]) -> _Scan:
     subs = {m.member_id: m.topics for m in spec.members}
-    if set(assignment) - set(subs):
-        return False
+    meta = spec.topics
+    valid = not (assignment.keys() - subs.keys())
     seen: set[TopicPartition] = set()
+    total = 0
+    topic_counts: dict[str, dict[str, int]] = {}
     for member_id, tps in assignment.items():
-        topics = subs[member_id]
+        mine = subs.get(member_id, frozenset())
+        counts: dict[str, int] = {}
+        topic_counts[member_id] = counts
+        total += len(tps)
         for tp in tps:
             topic, p = tp
-            if topic not in topics or not 0 <= p < spec.partition_count(topic) or tp in seen:
-                return False
+            counts[topic] = counts.get(topic, 0) + 1
+            t = meta.get(topic)
+            if t is None or not 0 <= p < t.partition_count or topic not in subscribed:
+                valid = False
+                continue
+            if topic not in mine:
+                valid = False
             seen.add(tp)
-    expected = sum(spec.partition_count(t) for t in spec.subscribed_topics())
-    return len(seen) == expected
+    expected = sum(meta[t].partition_count for t in subscribed)
+    # Duplicates show as more assigned entries than distinct partitions.
+    valid = valid and total == len(seen) == expected
+    return _Scan(valid, len(seen), topic_counts)
+
+
+def is_valid(spec: GroupSpec, assignment: Assignment) -> bool:
+    """Every existing subscribed partition assigned exactly once, and only to a subscriber."""
+    return _scan(spec, assignment, set(spec.subscribed_topics())).valid
 
 
 def balance_metrics(
@@ -63,21 +88,15 @@ def balance_metrics(
 
     `moved_partition_count` counts assigned partitions whose previous owner (see
     `assignors.ownership.previous_owners`) is another member; partitions nobody owned before,
-    or whose double claim was invalidated, have not moved.
+    or whose double claim was invalidated, have not moved. Only existing partitions of
+    subscribed topics count as assigned, so an invalid assignment (a bogus or unsubscribed
+    partition) cannot push unassigned_partition_count below zero.
     """
     topics = spec.subscribed_topics()
     partition_count = sum(spec.partition_count(t) for t in topics)
     sizes = [len(assignment.get(m.member_id, ())) for m in spec.members]
     n = len(sizes)
-    # Only existing partitions of subscribed topics count as assigned, so an invalid assignment
-    # (a bogus or unsubscribed partition) cannot push unassigned_partition_count below zero.
-    subscribed = set(topics)
-    assigned = {
-        tp
-        for tps in assignment.values()
-        for tp in tps
-        if tp[0] in subscribed and 0 <= tp[1] < spec.partition_count(tp[0])
-    }
+    scan = _scan(spec, assignment, set(topics))
     lo = min(sizes, default=0)
     hi = max(sizes, default=0)
     avg = sum(sizes) / n if n else 0.0
@@ -95,8 +114,8 @@ def balance_metrics(
         "member_count": n,
         "topic_count": len(topics),
         "partition_count": partition_count,
-        "assigned_partition_count": len(assigned),
-        "unassigned_partition_count": partition_count - len(assigned),
+        "assigned_partition_count": scan.assigned,
+        "unassigned_partition_count": partition_count - scan.assigned,
         "min_partitions_per_member": lo,
         "max_partitions_per_member": hi,
         "avg_partitions_per_member": avg,
@@ -104,9 +123,9 @@ def balance_metrics(
         "partition_spread": hi - lo,
         "is_fully_balanced": hi - lo <= 1,
         "idle_member_count": sum(1 for s in sizes if s == 0),
-        "max_topic_spread": max_topic_spread(spec, assignment),
+        "max_topic_spread": _max_topic_spread(spec, scan.topic_counts),
         "moved_partition_count": moved,
-        "is_valid": is_valid(spec, assignment),
+        "is_valid": scan.valid,
     }
 
 
@@ -116,12 +135,14 @@ def max_topic_spread(spec: GroupSpec, assignment: Assignment) -> int:
     Range gives 0 or 1 here by construction; sticky strategies can give a whole topic to one
     member (count-balanced but not topic-balanced), which this metric exposes.
     """
-    per_member_topic: Counter[tuple[str, str]] = Counter()
-    for member_id, tps in assignment.items():
-        for topic, _ in tps:
-            per_member_topic[(member_id, topic)] += 1
+    scan = _scan(spec, assignment, set(spec.subscribed_topics()))
+    return _max_topic_spread(spec, scan.topic_counts)
+
+
+def _max_topic_spread(spec: GroupSpec, topic_counts: dict[str, dict[str, int]]) -> int:
+    empty: dict[str, int] = {}
     worst = 0
     for topic, members in spec.subscribers().items():
-        counts = [per_member_topic[(m.member_id, topic)] for m in members]
+        counts = [topic_counts.get(m.member_id, empty).get(topic, 0) for m in members]
         worst = max(worst, max(counts) - min(counts))
     return worst

@@ -76,7 +76,8 @@ class GroupSpec:
         wanted: set[str] = set()
         for m in self.members:
             wanted.update(m.topics)
-        return sorted((t for t in wanted if self.partition_count(t) > 0), key=java_key)
+        meta = self.topics
+        return java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
 
     def partition_count(self, topic: str) -> int:
         meta = self.topics.get(topic)
@@ -85,9 +86,10 @@ class GroupSpec:
     def subscribers(self) -> dict[str, list[Member]]:
         """topic -> its subscribed members, for topics that exist with at least one partition."""
         out: dict[str, list[Member]] = {}
+        meta = self.topics
         for m in self.members:
             for t in m.topics:
-                if self.partition_count(t) > 0:
+                if t in meta and meta[t].partition_count > 0:
                     out.setdefault(t, []).append(m)
         return out
 
@@ -103,7 +105,8 @@ def java_key(s: str) -> bytes:
 
 
 def _needs_java_key(s: str) -> bool:
-    return any(ord(ch) >= 0xE000 for ch in s)
+    # str.isascii and max run in C: this is on the hot path of every group.
+    return not s.isascii() and max(s) >= "\ue000"
 
 
 def java_sorted(values: Iterable[str]) -> list[str]:

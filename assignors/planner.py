@@ -16,16 +16,17 @@ from assignors.registry import Assignor
 from assignors.validation import ERROR, Problem, Reason
 
 
-@dataclass(frozen=True, slots=True)
-class AssignmentRow:
-    """One row of the `assignments` table (group_id and strategy are carried by the plan)."""
-
-    member_id: str
-    group_instance_id: str | None
-    topic: str
-    partition: int
-    previous_member_id: str | None
-    rebalance_round: int
+AssignmentRow = tuple[str, str | None, str, int, str | None, int]
+"""One `assignments` row without group and strategy (plain tuples: millions are built):
+(member_id, group_instance_id, topic, partition, previous_member_id, rebalance_round)."""
+ASSIGNMENT_ROW_FIELDS = (
+    "member_id",
+    "group_instance_id",
+    "topic",
+    "partition",
+    "previous_member_id",
+    "rebalance_round",
+)
 
 
 @dataclass(slots=True)
@@ -87,17 +88,10 @@ def plan_group(
         metrics = balance_metrics(spec, assignment, previous)
         metrics["rebalance_rounds"] = result.rounds
         rounds = result.received_round
-        rows = [
-            AssignmentRow(
-                member_id,
-                instance[member_id],
-                topic,
-                p,
-                prev.get((topic, p)),
-                rounds.get((topic, p), 1),
-            )
+        rows: list[AssignmentRow] = [
+            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
             for member_id, tps in assignment.items()
-            for topic, p in tps
+            for tp in tps
         ]
         out.plans.append(StrategyPlan(name, rows, metrics))
     if out.problems:

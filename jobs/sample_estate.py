@@ -21,7 +21,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 PARTITION_CHOICES = (1, 2, 3, 4, 6, 8, 10, 12, 16, 20, 24, 32, 48, 64)
-PARTITION_WEIGHTS = (10, 10, 12, 14, 10, 12, 6, 8, 6, 3, 3, 3, 2, 1)
+PARTITION_WEIGHTS = (5, 6, 8, 9, 10, 12, 8, 10, 9, 6, 5, 5, 4, 3)
 MEMBER_CHOICES = tuple(range(1, 21))
 MEMBER_WEIGHTS = (7, 13, 15, 17, 11, 8, 6, 5, 3, 3, 2, 2, 1, 1, 1, 1, 1, 1, 1, 1)
 STRATEGY_LISTS: tuple[list[str] | None, ...] = (

@@ -16,9 +16,10 @@ from dataclasses import dataclass
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
 from pyspark.sql import types as T
 
-from assignors.planner import GroupPlan, plan_group
+from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, plan_group
 from assignors.registry import Assignor, canonical_name, get_assignor
 from assignors.validation import (
     WARNING,
@@ -170,13 +171,11 @@ class _Output:
             n = len(sp.rows)
             a["group_id"].extend([plan.group_id] * n)
             a["strategy"].extend([sp.strategy] * n)
-            for row in sp.rows:
-                a["member_id"].append(row.member_id)
-                a["group_instance_id"].append(row.group_instance_id)
-                a["topic"].append(row.topic)
-                a["partition"].append(row.partition)
-                a["previous_member_id"].append(row.previous_member_id)
-                a["rebalance_round"].append(row.rebalance_round)
+            if n:
+                for name, values in zip(
+                    ASSIGNMENT_ROW_FIELDS, zip(*sp.rows, strict=True), strict=True
+                ):
+                    a[name].extend(values)
             m["group_id"].append(plan.group_id)
             m["strategy"].append(sp.strategy)
             for name, _, _ in BALANCE_METRICS_FIELDS[2:]:
@@ -197,20 +196,29 @@ class _Output:
         return pd.DataFrame(data)
 
 
-_PANDAS_DTYPES: dict[type, str] = {
-    T.IntegerType: "Int32",
-    T.LongType: "Int64",
-    T.DoubleType: "Float64",
-    T.BooleanType: "boolean",
+_ARROW_TYPES: dict[type, tuple[pa.DataType, Any]] = {
+    T.IntegerType: (pa.int32(), pd.arrays.IntegerArray),
+    T.LongType: (pa.int64(), pd.arrays.IntegerArray),
+    T.DoubleType: (pa.float64(), pd.arrays.FloatingArray),
+    T.BooleanType: (pa.bool_(), pd.arrays.BooleanArray),
 }
 
 
 def _column(values: Sequence[Any], dtype: T.DataType) -> Any:
-    # Nullable extension dtypes keep ints as ints through Arrow (object columns for strings).
-    pd_dtype = _PANDAS_DTYPES.get(type(dtype))
-    if pd_dtype is None:
+    """A nullable pandas column that keeps ints as ints through Arrow.
+
+    pyarrow parses the Python list in C, then the values and the null mask become a pandas
+    masked array without another Python-level pass (pd.array(list) is ~10x slower here).
+    """
+    arrow = _ARROW_TYPES.get(type(dtype))
+    if arrow is None:
         return pd.Series(values, dtype=object)
-    return pd.array(values, dtype=pd_dtype)
+    pa_type, masked = arrow
+    arr = pa.array(values, type=pa_type)
+    fill = False if pa_type == pa.bool_() else 0
+    data = arr.fill_null(fill).to_numpy(zero_copy_only=False)
+    mask = arr.is_null().to_numpy(zero_copy_only=False)
+    return masked(data, mask)
 
 
 def bucket_function(

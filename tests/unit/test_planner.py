@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
-from assignors.planner import InvalidAssignmentError, plan_group
+from assignors.planner import ASSIGNMENT_ROW_FIELDS, InvalidAssignmentError, plan_group
 from assignors.range import RangeAssignor
 from assignors.roundrobin import RoundRobinAssignor
 
@@ -36,14 +36,14 @@ def test_rows_carry_instance_previous_owner_and_round() -> None:
     plan = plan_group(SPEC, [("range", RangeAssignor())], has_current_assignment=True)
     assert plan.problems == []
     (sp,) = plan.plans
-    rows = {(r.member_id, r.topic, r.partition): r for r in sp.rows}
+    rows = {(r[0], r[2], r[3]): dict(zip(ASSIGNMENT_ROW_FIELDS, r, strict=True)) for r in sp.rows}
     # range over [c1 (static, first), c0]: c1 gets p0,p1 and c0 gets p2.
     assert set(rows) == {("c1", "t", 0), ("c1", "t", 1), ("c0", "t", 2)}
-    assert rows[("c1", "t", 0)].previous_member_id == "old"
-    assert rows[("c1", "t", 0)].group_instance_id == "inst-1"
-    assert rows[("c0", "t", 2)].previous_member_id == "c0"
-    assert rows[("c1", "t", 1)].previous_member_id is None
-    assert {r.rebalance_round for r in sp.rows} == {1}
+    assert rows[("c1", "t", 0)]["previous_member_id"] == "old"
+    assert rows[("c1", "t", 0)]["group_instance_id"] == "inst-1"
+    assert rows[("c0", "t", 2)]["previous_member_id"] == "c0"
+    assert rows[("c1", "t", 1)]["previous_member_id"] is None
+    assert {r[5] for r in sp.rows} == {1}
     assert sp.metrics["moved_partition_count"] == 1
     assert sp.metrics["rebalance_rounds"] == 1
 
@@ -52,7 +52,7 @@ def test_without_current_assignment_moved_is_null() -> None:
     plan = plan_group(SPEC, [("roundrobin", RoundRobinAssignor())], has_current_assignment=False)
     (sp,) = plan.plans
     assert sp.metrics["moved_partition_count"] is None
-    assert all(r.previous_member_id is None for r in sp.rows)
+    assert all(r[4] is None for r in sp.rows)
 
 
 def test_failing_strategy_rejects_the_group() -> None:

@@ -1,0 +1,126 @@
+"""`make bench`: the job end to end against an I/O-only floor, measured in the same run.
+
+The floor reads the same inputs (every table, fully scanned) and writes the same number of
+rows to the same three tables, the same way (fixed hash partitioning, sorted files,
+`assignments` partitioned by strategy), but computes no assignment. Runs alternate between
+floor and job so that machine noise hits both alike; medians and their ratio are printed.
+
+    python -m jobs.bench --groups 100000 --strategies range,roundrobin --repeat 3
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import logging
+import shutil
+import statistics
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from jobs import io
+from jobs.config import PlannerConfig, load_config
+from jobs.plan_assignments import _sorted_for_write, build_session, run
+from jobs.sample_estate import generate, write
+from jobs.schemas import INPUT_TABLES, OUTPUT_TABLES
+
+
+def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, int],
+          strategies: tuple[str, ...], files: int) -> None:  # fmt: skip
+    """Read every input table fully, then write `rows[table]` synthetic rows per table."""
+    for table in INPUT_TABLES:
+        df = io.read_table(spark, input_dir, table)
+        if df is not None:
+            df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
+    with io.atomic_output(spark, output_dir) as tmp:
+        for _, (table, fields) in OUTPUT_TABLES.items():
+            frame = _synthetic(spark, rows[table], fields, strategies)
+            writer = _sorted_for_write(frame, table, files).write.mode("error")
+            if table == "assignments":
+                writer = writer.partitionBy("strategy")
+            writer.parquet(f"{tmp}/{table}")
+        io.write_json(spark, f"{tmp}/_manifest.json", {"floor": True})
+
+
+def _synthetic(spark: SparkSession, n: int, fields: Any, strategies: tuple[str, ...]) -> DataFrame:
+    idx = F.col("id")
+    cols = []
+    for name, dtype, _ in fields:
+        if name == "strategy":
+            value = F.element_at(
+                F.array(*[F.lit(s) for s in strategies]), (idx % len(strategies) + 1).cast("int")
+            )
+        elif name == "group_id":
+            value = F.concat(F.lit("group-"), (idx % 100_000).cast("string"))
+        elif dtype.simpleString() == "string":
+            value = F.concat(F.lit(f"{name}-"), (idx % 9973).cast("string"))
+        else:
+            value = (idx % 64).cast(dtype)
+        cols.append(value.alias(name))
+    return spark.range(n).select(*cols)
+
+
+def main(argv: list[str] | None = None) -> None:
+    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--groups", type=int, default=100_000)
+    p.add_argument("--strategies", default="range,roundrobin")
+    p.add_argument("--repeat", type=int, default=3)
+    p.add_argument("--seed", type=int, default=42)
+    p.add_argument("--work", type=Path, default=Path("data/bench"))
+    args = p.parse_args(argv)
+    logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+
+    estate = args.work / f"estate-{args.groups}-{args.seed}"
+    if not (estate / "_SUCCESS").exists():
+        t = time.monotonic()
+        write(generate(args.groups, args.seed), estate, files=4)
+        (estate / "_SUCCESS").touch()
+        print(f"generated estate in {time.monotonic() - t:.1f} s: {estate}", flush=True)
+    config: PlannerConfig = load_config(strategies=args.strategies)
+    quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
+    config = dataclasses.replace(config, spark=quiet)
+    spark = build_session(config)
+    spark.sparkContext.setLogLevel("ERROR")
+    out_job, out_floor = str(args.work / "out-job"), str(args.work / "out-floor")
+
+    job_times: list[float] = []
+    floor_times: list[float] = []
+    manifest: dict[str, Any] = {}
+    for i in range(args.repeat):
+        t = time.monotonic()
+        manifest = run(spark, str(estate), out_job, config).manifest
+        job_times.append(time.monotonic() - t)
+        t = time.monotonic()
+        floor(spark, str(estate), out_floor, manifest["output_rows"], config.strategies,
+              config.output_files)  # fmt: skip
+        floor_times.append(time.monotonic() - t)
+        print(f"run {i + 1}: job {job_times[-1]:.1f} s, floor {floor_times[-1]:.1f} s", flush=True)
+    job, flo = statistics.median(job_times), statistics.median(floor_times)
+    summary = {
+        "groups": manifest["groups"],
+        "input_rows": manifest["input_rows"],
+        "output_rows": manifest["output_rows"],
+        "strategies": list(config.strategies),
+        "job_seconds": [round(x, 2) for x in job_times],
+        "floor_seconds": [round(x, 2) for x in floor_times],
+        "job_median": round(job, 2),
+        "floor_median": round(flo, 2),
+        "ratio": round(job / flo, 2),
+        "cores": spark.sparkContext.defaultParallelism,
+    }
+    print(json.dumps(summary, indent=2))
+    print(
+        f"job {job:.1f} s vs I/O floor {flo:.1f} s: {job / flo:.2f}x the floor (median of {args.repeat})"
+    )
+    spark.stop()
+    shutil.rmtree(out_floor, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    main()
