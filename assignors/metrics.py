@@ -34,7 +34,7 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
     ("is_valid", bool),
 )
 
-Metrics = dict[str, int | float | bool | None]
+Metrics = dict[str, int | float | bool | str | None]
 
 
 @dataclass(slots=True)

@@ -25,6 +25,8 @@ class Member:
     `topics` is the resolved subscription (a pattern subscription has already been matched
     against the topic names). `owned` are the partitions the member reports owning, in
     `generation` (None when the member reports no generation, Kafka's "absent").
+    `assignment_strategies` is the member's `partition.assignment.strategy` in preference
+    order (None: the configured default), what it votes with in the strategy election.
     """
 
     member_id: str
@@ -33,6 +35,7 @@ class Member:
     rack: str | None = None
     owned: tuple[TopicPartition, ...] = ()
     generation: int | None = None
+    assignment_strategies: tuple[str, ...] | None = None
 
     @property
     def is_static(self) -> bool:

@@ -9,12 +9,21 @@ from __future__ import annotations
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+from assignors.election import Election, elect
 from assignors.metrics import Metrics, balance_metrics
 from assignors.model import GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
-from assignors.registry import Assignor
-from assignors.validation import ERROR, Problem, Reason
+from assignors.plugins import InvalidAssignmentError
+from assignors.registry import (
+    ELECTED,
+    KAFKA_DEFAULT_STRATEGIES,
+    Assignor,
+    classic_protocol_name,
+    resolve,
+)
+from assignors.validation import ERROR, WARNING, Problem, Reason
 
+__all__ = ["ASSIGNMENT_ROW_FIELDS", "GroupPlan", "InvalidAssignmentError", "plan_group"]
 
 AssignmentRow = tuple[str, str | None, str, int, str | None, int]
 """One `assignments` row without group and strategy (plain tuples: millions are built):
@@ -43,10 +52,7 @@ class GroupPlan:
     group_id: str
     plans: list[StrategyPlan] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
-
-
-class InvalidAssignmentError(ValueError):
-    """An assignor returned an assignment that is not a valid plan of the group."""
+    election: Election | None = None
 
 
 def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
@@ -59,44 +65,99 @@ def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
     return Rebalance(assignor.assign(spec))
 
 
+def run_election(spec: GroupSpec, default: Sequence[str]) -> Election:
+    """The classic coordinator's election over the members' `assignment_strategies`."""
+    return elect([m.assignment_strategies for m in spec.members], default, classic_protocol_name)
+
+
 def plan_group(
     spec: GroupSpec,
     strategies: Sequence[tuple[str, Assignor]],
     has_current_assignment: bool,
+    *,
+    plan_elected: bool = False,
+    default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
 ) -> GroupPlan:
-    """Plan `spec` under each (strategy name, assignor).
+    """Plan `spec` under each (strategy name, assignor), and under `elected` if asked.
 
     A strategy that raises, or returns an invalid assignment, rejects the whole group
     (`ASSIGNOR_FAILED` / `INVALID_ASSIGNMENT`) so that every planned group has every strategy.
+    The election is always run (it feeds the `elections` table); a group whose members share
+    no strategy gets no `elected` plan and a warning.
     """
     out = GroupPlan(spec.group_id)
     previous: dict[TopicPartition, str] | None = (
         previous_owners(spec) if has_current_assignment else None
     )
-    prev = previous or {}
-    instance = {m.member_id: m.group_instance_id for m in spec.members}
     for name, assignor in strategies:
-        try:
-            result = rebalance(assignor, spec)
-        except InvalidAssignmentError as exc:
-            out.problems.append(_failed(spec, name, Reason.INVALID_ASSIGNMENT, exc))
-            continue
-        except Exception as exc:  # a plugin may raise anything; it must not take the job down
-            out.problems.append(_failed(spec, name, Reason.ASSIGNOR_FAILED, exc))
-            continue
-        assignment = result.assignment
-        metrics = balance_metrics(spec, assignment, previous)
-        metrics["rebalance_rounds"] = result.rounds
-        rounds = result.received_round
-        rows: list[AssignmentRow] = [
-            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
-            for member_id, tps in assignment.items()
-            for tp in tps
-        ]
-        out.plans.append(StrategyPlan(name, rows, metrics))
-    if out.problems:
+        plan = _plan_one(spec, name, assignor, previous, out.problems)
+        if plan is not None:
+            out.plans.append(plan)
+
+    out.election = election = run_election(spec, default_strategies)
+    if election.error is not None:
+        out.problems.append(
+            Problem(
+                spec.group_id,
+                None,
+                None,
+                WARNING,
+                election.error,
+                "no assignment strategy is supported by every member; `elected` not planned",
+            )
+        )
+    elif plan_elected and election.elected is not None:
+        chosen = election.elected
+        done = next((p for p in out.plans if p.strategy == chosen), None)
+        if done is None:
+            done = _plan_one(spec, chosen, _elected_assignor(spec, chosen, default_strategies),
+                             previous, out.problems)  # fmt: skip
+        if done is not None:
+            metrics = {**done.metrics, "elected_strategy": chosen}
+            out.plans.append(StrategyPlan(ELECTED, done.rows, metrics))
+    if any(p.severity == ERROR for p in out.problems):
         out.plans = []
     return out
+
+
+def _elected_assignor(spec: GroupSpec, protocol: str, default: Sequence[str]) -> Assignor:
+    """The assignor behind an elected protocol name, found through the names members gave."""
+    for m in spec.members:
+        for name in m.assignment_strategies if m.assignment_strategies is not None else default:
+            resolved, factory = resolve(name)
+            if resolved == protocol:
+                return factory()
+    raise AssertionError(f"elected {protocol!r} is not a name any member gave")
+
+
+def _plan_one(
+    spec: GroupSpec,
+    name: str,
+    assignor: Assignor,
+    previous: dict[TopicPartition, str] | None,
+    problems: list[Problem],
+) -> StrategyPlan | None:
+    try:
+        result = rebalance(assignor, spec)
+    except InvalidAssignmentError as exc:
+        problems.append(_failed(spec, name, Reason.INVALID_ASSIGNMENT, exc))
+        return None
+    except Exception as exc:  # a plugin may raise anything; it must not take the job down
+        problems.append(_failed(spec, name, Reason.ASSIGNOR_FAILED, exc))
+        return None
+    assignment = result.assignment
+    metrics = balance_metrics(spec, assignment, previous)
+    metrics["rebalance_rounds"] = result.rounds
+    metrics["elected_strategy"] = None
+    prev = previous or {}
+    instance = {m.member_id: m.group_instance_id for m in spec.members}
+    rounds = result.received_round
+    rows: list[AssignmentRow] = [
+        (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
+        for member_id, tps in assignment.items()
+        for tp in tps
+    ]
+    return StrategyPlan(name, rows, metrics)
 
 
 def _failed(spec: GroupSpec, strategy: str, reason: str, exc: Exception) -> Problem:

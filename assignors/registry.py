@@ -2,16 +2,23 @@
 
 Kafka accepts either an assignor's protocol name (`range`) or its class name
 (`org.apache.kafka.clients.consumer.RangeAssignor`); both resolve to the same assignor here.
+Custom assignors are named by Python class path (`package.module:ClassName` or
+`package.module.ClassName`), as Kafka names them by Java class; they are known by the protocol
+name their `name` attribute gives, like Kafka's `ConsumerPartitionAssignor.name()`.
 """
 
 from __future__ import annotations
 
 from collections.abc import Callable
+from functools import lru_cache
 from typing import Protocol
 
+from assignors import plugins
 from assignors.model import Assignment, GroupSpec
 from assignors.range import RangeAssignor
 from assignors.roundrobin import RoundRobinAssignor
+from assignors.sticky import CooperativeStickyAssignor, StickyAssignor
+from assignors.uniform import UniformAssignor
 
 
 class Assignor(Protocol):
@@ -23,21 +30,34 @@ class Assignor(Protocol):
 
 
 class UnknownStrategyError(ValueError):
-    """A strategy name that is neither built in nor loadable."""
+    """A strategy name that is neither built in nor a loadable plugin."""
 
 
 _BUILTINS: dict[str, Callable[[], Assignor]] = {
     RangeAssignor.name: RangeAssignor,
     RoundRobinAssignor.name: RoundRobinAssignor,
+    StickyAssignor.name: StickyAssignor,
+    CooperativeStickyAssignor.name: CooperativeStickyAssignor,
+    UniformAssignor.name: UniformAssignor,
 }
 
 _CLASS_NAMES: dict[str, str] = {
     RangeAssignor.java_class: RangeAssignor.name,
     RoundRobinAssignor.java_class: RoundRobinAssignor.name,
+    StickyAssignor.java_class: StickyAssignor.name,
+    CooperativeStickyAssignor.java_class: CooperativeStickyAssignor.name,
+    UniformAssignor.java_class: UniformAssignor.name,
 }
+
+# KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
+# classic group's client-side election.
+SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name})
 
 # Kafka's classic default `partition.assignment.strategy` (Kafka 3.x/4.x).
 KAFKA_DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "cooperative-sticky")
+
+# The pseudo-strategy: the assignment under the strategy the group coordinator elects.
+ELECTED = "elected"
 
 
 def builtin_names() -> list[str]:
@@ -45,17 +65,57 @@ def builtin_names() -> list[str]:
 
 
 def canonical_name(name: str) -> str | None:
-    """The protocol name for a protocol or Kafka class name; None when unknown."""
+    """The protocol name for a built-in protocol or Kafka class name; None when unknown."""
     name = name.strip()
     if name in _BUILTINS:
         return name
     return _CLASS_NAMES.get(name)
 
 
+@lru_cache(maxsize=1024)
+def _resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
+    canonical = canonical_name(name)
+    if canonical is not None:
+        return canonical, _BUILTINS[canonical]
+    if plugins.is_plugin_path(name):
+        try:
+            probe = plugins.load_assignor(name)
+        except plugins.PluginLoadError as exc:
+            raise UnknownStrategyError(f"assignment strategy {name!r}: {exc}") from exc
+
+        def factory() -> Assignor:
+            return plugins.load_assignor(name)
+
+        return probe.name, factory
+    known = ", ".join(sorted(_BUILTINS))
+    raise UnknownStrategyError(
+        f"unknown assignment strategy {name!r} (known: {known}, or a plugin"
+        " 'package.module:ClassName')"
+    )
+
+
+def resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
+    """(protocol name, factory) for a protocol name, Kafka class name or plugin class path.
+
+    Raises UnknownStrategyError naming the culprit (with the reason a plugin cannot load).
+    """
+    return _resolve(name.strip())
+
+
+def protocol_name(name: str) -> str | None:
+    """The protocol name `name` stands for, or None when it cannot be resolved."""
+    try:
+        return resolve(name)[0]
+    except UnknownStrategyError:
+        return None
+
+
+def classic_protocol_name(name: str) -> str | None:
+    """Like `protocol_name`, for a classic member's election vote (server-side excluded)."""
+    resolved = protocol_name(name)
+    return None if resolved in SERVER_SIDE else resolved
+
+
 def get_assignor(name: str) -> Assignor:
     """A fresh assignor for `name`; raises UnknownStrategyError naming the culprit."""
-    canonical = canonical_name(name)
-    if canonical is None:
-        known = ", ".join(sorted(_BUILTINS))
-        raise UnknownStrategyError(f"unknown assignment strategy {name!r} (known: {known})")
-    return _BUILTINS[canonical]()
+    return resolve(name)[1]()

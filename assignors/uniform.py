@@ -55,6 +55,7 @@ both): the partition list is a0 a1 a2 b0 b1, quotas are 3 and 2, slices are cont
 
 from __future__ import annotations
 
+import bisect
 import heapq
 from fractions import Fraction
 
@@ -80,8 +81,12 @@ class UniformAssignor:
             result = _homogeneous(spec, order, topics, current)
         else:
             result = _heterogeneous(spec, members, current)
-        # Output in the members' input order, each member present.
-        return {m.member_id: result[m.member_id] for m in spec.members}
+        # Every member present, in input order; each member's partitions sorted.
+        return {m.member_id: sorted(result[m.member_id], key=_tp_key) for m in spec.members}
+
+
+def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
+    return (java_key(tp[0]), tp[1])
 
 
 def _current_targets(spec: GroupSpec, members: list[Member]) -> dict[str, list[TopicPartition]]:
@@ -93,7 +98,7 @@ def _current_targets(spec: GroupSpec, members: list[Member]) -> dict[str, list[T
     out: dict[str, list[TopicPartition]] = {}
     for m in members:
         kept = [tp for tp in owned[m.member_id] if tp[0] in m.topics]
-        kept.sort(key=lambda tp: (java_key(tp[0]), tp[1]))
+        kept.sort(key=_tp_key)
         out[m.member_id] = kept
     return out
 
@@ -134,14 +139,15 @@ def _homogeneous(
         retained.update(held[:quota])
         revoked.extend(held[quota:])
     # Kafka's unassigned list: never-assigned partitions in topic order, then the revoked ones.
+    held_before = retained.union(revoked)
     unassigned = [
-        (t, p) for t in topics for p in range(spec.partition_count(t)) if (t, p) not in retained
+        (t, p) for t in topics for p in range(spec.partition_count(t)) if (t, p) not in held_before
     ]
-    unassigned.extend(tp for tp in revoked if tp not in retained)
+    unassigned.extend(revoked)
     # Remaining extra slots go to the other members in order; everyone takes a contiguous slice.
     pos = 0
     for mid in order:
-        quota = min_quota
+        quota = min_quota + (1 if mid in has_extra else 0)
         if mid not in has_extra and extra > 0:
             quota += 1
             extra -= 1
@@ -162,8 +168,10 @@ def _heterogeneous(
     >>> from assignors.model import GroupSpec, Member, TopicMetadata
     >>> ms = (Member("A", frozenset({"T1", "T3"})), Member("B", frozenset({"T3"})))
     >>> topics = {"T1": TopicMetadata("T1", 3), "T3": TopicMetadata("T3", 6)}
-    >>> UniformAssignor().assign(GroupSpec("g", ms, topics))
-    {'A': [('T1', 0), ('T1', 1), ('T1', 2), ('T3', 4)], 'B': [('T3', 0), ('T3', 1), ('T3', 2), ('T3', 3), ('T3', 5)]}
+    >>> for member, tps in UniformAssignor().assign(GroupSpec("g", ms, topics)).items():
+    ...     print(member, tps)
+    A [('T1', 0), ('T1', 1), ('T1', 2), ('T3', 4)]
+    B [('T3', 0), ('T3', 1), ('T3', 2), ('T3', 3), ('T3', 5)]
     """
     index = {m.member_id: i for i, m in enumerate(members)}
     subscribers: dict[str, list[int]] = {}
@@ -191,7 +199,7 @@ def _heterogeneous(
     _balance(spec, topic_order, subscribers, size, owner)
 
     out: Assignment = {m.member_id: [] for m in members}
-    for tp in sorted(owner, key=lambda tp: (java_key(tp[0]), tp[1])):
+    for tp in owner:
         out[members[owner[tp]].member_id].append(tp)
     return out
 
@@ -211,19 +219,15 @@ def _level_fill(
     """
     ranked = sorted(subs, key=lambda i: (size[i], i))
     level = size[ranked[0]]
-    width = 0  # members ranked[:width] are at `level` or, mid-round, at level + 1
+    width = sum(1 for i in ranked if size[i] == level)  # the prefix at the current level
     cursor = 0
     for p in free:
         if cursor == width:
-            # A round over the prefix is complete: raise the level if it was filled, then
-            # admit every member now at the level.
-            if width > 0:
-                level += 1
+            # A round over the prefix is complete: everyone in it is one level up, and the
+            # members already at that level join the prefix (after it, in ranked order).
+            level += 1
             while width < len(ranked) and size[ranked[width]] <= level:
                 width += 1
-            if width == 0:  # nobody at the level yet: jump to the next occupied level
-                level = size[ranked[0]]
-                width = 1
             cursor = 0
         i = ranked[cursor]
         owner[(topic, p)] = i
@@ -253,7 +257,7 @@ def _balance(
             held: dict[int, list[int]] = {i: [] for i in subs}
             for p in range(spec.partition_count(t)):
                 held[owner[(t, p)]].append(p)
-            # Lazy heaps: an entry is stale when its size no longer matches.
+            # Lazy heaps: an entry is stale when its recorded size is no longer current.
             most = [(-size[i], i) for i in subs if held[i]]
             least = [(size[i], i) for i in subs]
             heapq.heapify(most)
@@ -271,13 +275,12 @@ def _balance(
                     break
                 p = held[hi].pop()
                 owner[(t, p)] = lo
-                held[lo].append(p)  # appended above all lo's partitions: not moved back first
+                bisect.insort(held[lo], p)
                 size[hi] -= 1
                 size[lo] += 1
                 moved = True
-                heapq.heapreplace(most, (-size[hi], hi))
-                heapq.heapreplace(least, (size[lo], lo))
-                if held[lo] and len(held[lo]) == 1:
-                    heapq.heappush(most, (-size[lo], lo))
+                for i in (hi, lo):
+                    heapq.heappush(most, (-size[i], i))
+                    heapq.heappush(least, (size[i], i))
         if not moved:
             return

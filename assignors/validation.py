@@ -198,7 +198,8 @@ def build_group(
                 problem(
                     WARNING,
                     Reason.UNKNOWN_ASSIGNMENT_STRATEGY,
-                    f"assignment strategy {name!r} is not known to the planner; ignored",
+                    f"assignment strategy {name!r} is not a client-side strategy the planner"
+                    " knows; it cannot be voted for",
                     mid,
                 )
         topics: set[str] = set()
@@ -250,6 +251,9 @@ def build_group(
                 group_instance_id=row.group_instance_id,
                 rack=row.client_rack or None,
                 generation=row.generation,
+                assignment_strategies=None
+                if row.assignment_strategies is None
+                else tuple(n for n in row.assignment_strategies if n is not None),
             )
         )
 
@@ -337,6 +341,7 @@ def build_group(
             m.rack,
             tuple(sorted(by_member.get(m.member_id, ()))),
             m.generation,
+            m.assignment_strategies,
         )
         for m in built
     )

@@ -34,8 +34,8 @@ from jobs.schemas import INPUT_TABLES, OUTPUT_TABLES
 def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, int],
           strategies: tuple[str, ...], files: int) -> None:  # fmt: skip
     """Read every input table fully, then write `rows[table]` synthetic rows per table."""
-    for table in INPUT_TABLES:
-        df = io.read_table(spark, input_dir, table)
+    for source in INPUT_TABLES:
+        df = io.read_table(spark, input_dir, source)
         if df is not None:
             df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
     with io.atomic_output(spark, output_dir) as tmp:
@@ -115,9 +115,8 @@ def main(argv: list[str] | None = None) -> None:
         "cores": spark.sparkContext.defaultParallelism,
     }
     print(json.dumps(summary, indent=2))
-    print(
-        f"job {job:.1f} s vs I/O floor {flo:.1f} s: {job / flo:.2f}x the floor (median of {args.repeat})"
-    )
+    print(f"job {job:.1f} s vs I/O floor {flo:.1f} s: {job / flo:.2f}x the floor", end="")
+    print(f" (median of {args.repeat})")
     spark.stop()
     shutil.rmtree(out_floor, ignore_errors=True)
 

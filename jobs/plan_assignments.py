@@ -29,7 +29,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from assignors.registry import UnknownStrategyError, get_assignor
+from assignors.registry import ELECTED, UnknownStrategyError, classic_protocol_name, resolve
 from assignors.validation import ERROR, Problem, TopicStatus, check_topic
 from jobs import io
 from jobs.config import ConfigError, PlannerConfig, load_config
@@ -37,6 +37,7 @@ from jobs.schemas import (
     CURRENT_ASSIGNMENT,
     INPUT_TABLES,
     KIND_ASSIGNMENT,
+    KIND_ELECTION,
     KIND_METRICS,
     KIND_REJECTED,
     OFFSETS,
@@ -53,6 +54,7 @@ REPO_ROOT = Path(__file__).resolve().parent.parent
 SORT_KEYS = {
     "assignments": ("strategy", "group_id", "topic", "partition"),
     "balance_metrics": ("group_id", "strategy"),
+    "elections": ("group_id",),
     "rejected": ("group_id", "member_id", "topic", "reason", "detail"),
 }
 
@@ -91,13 +93,27 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def check_strategies(config: PlannerConfig) -> None:
-    """Resolve every configured strategy now, so a typo stops the job before planning."""
+def check_strategies(config: PlannerConfig) -> list[str]:
+    """Resolve every configured strategy now, so a typo or a broken plugin stops the job
+    before planning; returns the protocol names (the `strategy` column values)."""
+    protocols = []
     for name in config.strategies:
+        if name == ELECTED:
+            protocols.append(ELECTED)
+            continue
         try:
-            get_assignor(name)
+            protocols.append(resolve(name)[0])
         except UnknownStrategyError as exc:
             raise ConfigError(str(exc)) from exc
+    for name in config.default_assignment_strategies:
+        if classic_protocol_name(name) is None:
+            raise ConfigError(
+                f"default_assignment_strategies: {name!r} is not a client-side strategy"
+            )
+    dupes = sorted({p for p in protocols if protocols.count(p) > 1})
+    if dupes:
+        raise ConfigError(f"strategies name the same assignor twice: {', '.join(dupes)}")
+    return protocols
 
 
 def build_session(config: PlannerConfig) -> SparkSession:
@@ -225,7 +241,7 @@ def run(
     ds: str | None = None,
 ) -> RunResult:
     started = time.monotonic()
-    check_strategies(config)
+    protocols = check_strategies(config)
     log.info("reading inputs from %s", input_dir)
     tables = {t.name: io.read_table(spark, input_dir, t) for t in INPUT_TABLES}
     topic_partitions = tables[TOPIC_PARTITIONS.name]
@@ -244,12 +260,17 @@ def run(
     log.info(
         "planning %d groups x %d strategies (%s) in %d buckets; %d topics",
         input_groups,
-        len(config.strategies),
-        ", ".join(config.strategies),
+        len(protocols),
+        ", ".join(protocols),
         buckets,
         topic_count,
     )
-    ctx = PlanContext(tuple(config.strategies), current is not None)
+    ctx = PlanContext(
+        strategies=tuple(s for s in config.strategies if s != ELECTED),
+        has_current_assignment=current is not None,
+        plan_elected=ELECTED in config.strategies,
+        default_strategies=config.default_assignment_strategies,
+    )
     catalog_bc = spark.sparkContext.broadcast(catalog)
     wide = (
         planner_input(subscriptions, current, buckets)
@@ -278,14 +299,10 @@ def run(
                 "ds": ds,
                 "input": input_dir,
                 "output": output_dir,
-                "strategies": list(config.strategies),
+                "strategies": protocols,
                 "config": config.as_dict(),
                 "input_rows": input_rows,
-                "output_rows": {
-                    "assignments": counts["assignments"],
-                    "balance_metrics": counts["balance_metrics"],
-                    "rejected": counts["rejected"],
-                },
+                "output_rows": {table: counts[table] for table, _ in OUTPUT_TABLES.values()},
                 "topics": topic_count,
                 "groups": {
                     "input": input_groups,
@@ -313,6 +330,7 @@ def _output_counts(wide: DataFrame) -> dict[str, Any]:
     row = wide.agg(
         _count_if(kind == KIND_ASSIGNMENT).alias("assignments"),
         _count_if(kind == KIND_METRICS).alias("balance_metrics"),
+        _count_if(kind == KIND_ELECTION).alias("elections"),
         _count_if(kind == KIND_REJECTED).alias("rejected"),
         F.countDistinct(F.when(kind == KIND_METRICS, F.col("group_id"))).alias("planned_groups"),
         F.countDistinct(F.when(error, F.col("group_id"))).alias("rejected_groups"),
@@ -373,7 +391,7 @@ def format_summary(result: RunResult) -> str:
     lines += [
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
-        f" {out}/rejected, {out}/_manifest.json",
+        f" {out}/elections, {out}/rejected, {out}/_manifest.json",
     ]
     return "\n".join(lines)
 

@@ -131,11 +131,20 @@ ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("previous_member_id", STRING, True),
     ("rebalance_round", INT, False),
 )
-EXTRA_METRICS: tuple[tuple[str, type], ...] = (("rebalance_rounds", int),)
+EXTRA_METRICS: tuple[tuple[str, type], ...] = (
+    ("rebalance_rounds", int),
+    ("elected_strategy", str),
+)
 BALANCE_METRICS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),
     ("strategy", STRING, False),
     *((name, _PY_TO_SPARK[typ], True) for name, typ in (*METRIC_COLUMNS, *EXTRA_METRICS)),
+)
+ELECTIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
+    ("group_id", STRING, False),
+    ("elected_strategy", STRING, True),
+    ("candidate_strategies", STRINGS, False),
+    ("error", STRING, True),
 )
 REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, True),
@@ -154,12 +163,14 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
 ASSIGNMENTS_SCHEMA = struct(ASSIGNMENTS_FIELDS)
 BALANCE_METRICS_SCHEMA = struct(BALANCE_METRICS_FIELDS)
 REJECTED_SCHEMA = struct(REJECTED_FIELDS)
+ELECTIONS_SCHEMA = struct(ELECTIONS_FIELDS)
 
-# The UDF returns all three tables in one wide frame, told apart by `kind`.
-KIND_ASSIGNMENT, KIND_METRICS, KIND_REJECTED = "a", "m", "r"
+# The UDF returns all output tables in one wide frame, told apart by `kind`.
+KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
 OUTPUT_TABLES = {
     KIND_ASSIGNMENT: ("assignments", ASSIGNMENTS_FIELDS),
     KIND_METRICS: ("balance_metrics", BALANCE_METRICS_FIELDS),
+    KIND_ELECTION: ("elections", ELECTIONS_FIELDS),
     KIND_REJECTED: ("rejected", REJECTED_FIELDS),
 }
 

@@ -19,8 +19,14 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
+from assignors.patterns import compile_java_pattern, match_topics
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, plan_group
-from assignors.registry import Assignor, canonical_name, get_assignor
+from assignors.registry import (
+    KAFKA_DEFAULT_STRATEGIES,
+    Assignor,
+    classic_protocol_name,
+    resolve,
+)
 from assignors.validation import (
     WARNING,
     MemberRow,
@@ -33,7 +39,9 @@ from assignors.validation import (
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
     BALANCE_METRICS_FIELDS,
+    ELECTIONS_FIELDS,
     KIND_ASSIGNMENT,
+    KIND_ELECTION,
     KIND_METRICS,
     KIND_REJECTED,
     REJECTED_FIELDS,
@@ -58,13 +66,23 @@ INPUT_COLUMNS = (
 
 @dataclass(frozen=True)
 class PlanContext:
-    """What every bucket needs; pickled once per task (the catalog travels as a broadcast)."""
+    """What every bucket needs; pickled once per task (the catalog travels as a broadcast).
+
+    `strategies` are names as configured (protocol, Kafka class or plugin path), `elected`
+    excluded: `plan_elected` says whether the pseudo-strategy is planned too.
+    """
 
     strategies: tuple[str, ...]
     has_current_assignment: bool
+    plan_elected: bool = False
+    default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
 
     def assignors(self) -> list[tuple[str, Assignor]]:
-        return [(name, get_assignor(name)) for name in self.strategies]
+        out = []
+        for name in self.strategies:
+            protocol, factory = resolve(name)
+            out.append((protocol, factory()))
+        return out
 
 
 def _int(v: Any) -> int | None:
@@ -85,7 +103,26 @@ def _strings(v: Any) -> list[str | None] | None:
 
 
 def _known_strategy(name: str) -> bool:
-    return canonical_name(name) is not None
+    return classic_protocol_name(name) is not None
+
+
+def _pattern_resolver(topics: list[str]) -> Callable[[str], list[str]]:
+    """`subscribe(Pattern)` against every topic of the snapshot, memoised per pattern."""
+    cache: dict[str, list[str] | ValueError] = {}
+
+    def resolve_pattern(pattern: str) -> list[str]:
+        hit = cache.get(pattern)
+        if hit is None:
+            try:
+                hit = match_topics(compile_java_pattern(pattern), topics)
+            except ValueError as exc:  # InvalidPatternError: the reason is in the message
+                hit = exc
+            cache[pattern] = hit
+        if isinstance(hit, ValueError):
+            raise hit
+        return hit
+
+    return resolve_pattern
 
 
 def plan_bucket(
@@ -118,16 +155,23 @@ def plan_bucket(
 
     out = _Output()
     assignors = ctx.assignors()
+    resolve_pattern = _pattern_resolver(sorted(catalog))
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
         spec, problems = build_group(
-            gid, named[gid], owned.pop(gid, ()), catalog, _known_strategy, None
+            gid, named[gid], owned.pop(gid, ()), catalog, _known_strategy, resolve_pattern
         )
         out.problems(problems)
         if spec is not None:
-            plan = plan_group(spec, assignors, ctx.has_current_assignment)
+            plan = plan_group(
+                spec,
+                assignors,
+                ctx.has_current_assignment,
+                plan_elected=ctx.plan_elected,
+                default_strategies=ctx.default_strategies,
+            )
             out.plan(plan)
     for gid in sorted(owned):
         out.problems(
@@ -152,6 +196,7 @@ class _Output:
     def __init__(self) -> None:
         self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
         self.m: dict[str, list[Any]] = {n: [] for n, _, _ in BALANCE_METRICS_FIELDS}
+        self.e: dict[str, list[Any]] = {n: [] for n, _, _ in ELECTIONS_FIELDS}
         self.r: dict[str, list[Any]] = {n: [] for n, _, _ in REJECTED_FIELDS}
 
     def problems(self, problems: Iterable[Problem]) -> None:
@@ -166,6 +211,12 @@ class _Output:
 
     def plan(self, plan: GroupPlan) -> None:
         self.problems(plan.problems)
+        if plan.election is not None:
+            e = self.e
+            e["group_id"].append(plan.group_id)
+            e["elected_strategy"].append(plan.election.elected)
+            e["candidate_strategies"].append(plan.election.candidate_strategies)
+            e["error"].append(plan.election.error)
         a, m = self.a, self.m
         for sp in plan.plans:
             n = len(sp.rows)
@@ -182,7 +233,12 @@ class _Output:
                 m[name].append(sp.metrics.get(name))
 
     def frame(self) -> pd.DataFrame:
-        parts = ((KIND_ASSIGNMENT, self.a), (KIND_METRICS, self.m), (KIND_REJECTED, self.r))
+        parts = (
+            (KIND_ASSIGNMENT, self.a),
+            (KIND_METRICS, self.m),
+            (KIND_ELECTION, self.e),
+            (KIND_REJECTED, self.r),
+        )
         sizes = [len(next(iter(cols.values()))) for _, cols in parts]
         data: dict[str, Any] = {}
         for name, dtype in WIDE_FIELDS:

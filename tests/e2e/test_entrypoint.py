@@ -132,7 +132,12 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
     ]
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["groups"] == {"input": 3, "planned": 2, "rejected": 1}
-    assert manifest["output_rows"] == {"assignments": 38, "balance_metrics": 4, "rejected": 1}
+    assert manifest["output_rows"] == {
+        "assignments": 38,
+        "balance_metrics": 4,
+        "elections": 2,
+        "rejected": 1,
+    }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.manifest == manifest
     assert not list(tmp_path.glob("out.__*")), "temporary directories must not remain"

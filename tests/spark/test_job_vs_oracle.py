@@ -18,12 +18,12 @@ from assignors.validation import ERROR, TopicStatus, check_topic
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.sample_estate import generate, write
-from jobs.schemas import ASSIGNMENTS_FIELDS, BALANCE_METRICS_FIELDS, REJECTED_FIELDS, struct
+from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket
 
 pytestmark = pytest.mark.spark
 
-STRATEGIES = ("range", "roundrobin")
+STRATEGIES = ("range", "roundrobin", "elected")
 
 
 def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
@@ -51,13 +51,10 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
     members = subs.assign(kind=KIND_MEMBER, topic=None, partition=None)
     owned = cur.assign(kind=KIND_OWNED)
     pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]
-    wide = plan_bucket(pdf, catalog, PlanContext(STRATEGIES, True))
+    ctx = PlanContext(("range", "roundrobin"), True, plan_elected=True)
+    wide = plan_bucket(pdf, catalog, ctx)
     out = {}
-    for kind, name, fields in (
-        ("a", "assignments", ASSIGNMENTS_FIELDS),
-        ("m", "balance_metrics", BALANCE_METRICS_FIELDS),
-        ("r", "rejected", REJECTED_FIELDS),
-    ):
+    for kind, (name, fields) in OUTPUT_TABLES.items():
         out[name] = wide[wide["kind"] == kind][[f[0] for f in fields]].reset_index(drop=True)
     out["rejected"] = pd.concat(
         [out["rejected"], pd.DataFrame(topic_rows, columns=[f[0] for f in REJECTED_FIELDS])],
@@ -67,10 +64,12 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
 
 
 def to_spark(spark, pdf: pd.DataFrame, fields):  # type: ignore[no-untyped-def]
-    records = [
-        tuple(None if pd.isna(v) else v for v in row)
-        for row in pdf.astype(object).itertuples(index=False)
-    ]
+    def plain(v: object) -> object:
+        if isinstance(v, list | tuple):
+            return list(v)
+        return None if pd.isna(v) else v
+
+    records = [tuple(plain(v) for v in row) for row in pdf.astype(object).itertuples(index=False)]
     return spark.createDataFrame(records, struct(fields))
 
 
@@ -81,11 +80,7 @@ def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:
     config = PlannerConfig(strategies=STRATEGIES, buckets=buckets, output_files=2)
     result = run(spark, str(estate), str(tmp_path / "out"), config)
     expected = oracle(estate)
-    for name, fields in (
-        ("assignments", ASSIGNMENTS_FIELDS),
-        ("balance_metrics", BALANCE_METRICS_FIELDS),
-        ("rejected", REJECTED_FIELDS),
-    ):
+    for name, fields in OUTPUT_TABLES.values():
         actual = spark.read.parquet(str(tmp_path / "out" / name)).select(*[f[0] for f in fields])
         assert_df_equality(
             actual,

@@ -1,0 +1,788 @@
+"""`subscribe(Pattern)` semantics: Java regular expressions matched against topic names.
+
+A member that subscribes by pattern gets every topic whose *whole* name matches (Java
+`Pattern.matcher(topic).matches()`). A pattern that matches nothing is a legal, empty
+subscription. Patterns are written in Java's regex dialect, so `compile_java_pattern`
+translates it to Python's `re`, or raises `InvalidPatternError` (reason `INVALID_PATTERN`):
+
+* translated: possessive quantifiers and atomic groups (native since Python 3.11),
+  `(?<name>...)`/`\\k<name>` (Python spells them `(?P<name>...)`/`(?P=name)`), `\\Q...\\E`,
+  `\\z` and `\\Z`, `\\h \\H \\v \\V \\R \\e \\cX`, `\\x{...}`, Java octal `\\0nnn`, POSIX classes
+  `\\p{Alpha}` etc. (US-ASCII, as Java's default), Unicode general categories `\\p{Lu}` /
+  `\\pL` / `\\p{IsL}` / `\\p{gc=L}`, class union `[a-c[x-z]]` and intersection `[a-z&&[^x]]`,
+  Java's numeric back-reference rule, and inline flags anywhere (`a(?i)b|c`: Java applies
+  the flag up to the end of the enclosing group, across `|`).
+* Java defaults kept: `\\d \\w \\s \\b` and case-insensitivity are ASCII-only (Python's `re.ASCII`);
+  `(?U)` switches to Unicode. `(?u)` (Unicode case folding alone) and `(?d)` (UNIX_LINES) are
+  accepted without effect: Python cannot separate them from `(?U)`, and they only change
+  results for non-ASCII names or line terminators, which Kafka topic names
+  (`[a-zA-Z0-9._-]`, at most 249 characters) cannot contain. `.`, `^` and `$` differ from Java
+  only on line terminators too, so they are kept as they are.
+* rejected: what Java itself rejects (dangling or illegal quantifiers like `{x}`, unknown
+  escapes such as `\\y`, Python-only syntax like `(?P<n>...)` or `(?#...)`), and what has no
+  faithful Python equivalent: comments mode `(?x)`, `(?c)`, `\\G`, `\\X`, `\\b{g}`,
+  scripts/blocks/binary properties (`\\p{IsLatin}`, `\\p{InGreek}`, `\\p{javaLowerCase}`),
+  negated classes that nest classes or use `&&`, and variable-length look-behind.
+
+Backtracking guard. Java and Python both match by backtracking, so `(a+)+b` against a long
+`aaaa...` takes exponential time, and CPython cannot interrupt a running match (a timeout
+thread does not help; a subprocess per match is far too slow for 100k groups). The guard is
+therefore static, on the parsed pattern, and cheap:
+
+1. *Auto-possessification* (safe rewriting, as PCRE does): a greedy or lazy quantifier on a
+   single-character atom becomes possessive when what must follow it can never match the
+   same character (`[a-z]+\\.` -> `[a-z]++\\.`, a trailing `.*` -> `.*+`). This never changes
+   which names match.
+2. Rejected as INVALID_PATTERN: a repeated (non-possessive) group containing another
+   non-possessive repeating quantifier (`(a+)+`, `(\\w*x?)*`) or an alternation whose
+   branches may start with the same character (`(a|ab)*`); and more than
+   `MAX_BACKTRACKING_QUANTIFIERS` non-possessive unbounded quantifiers in total, whose
+   polynomial cost `O(n^k)` grows too fast even for 249-character names.
+3. `match_topics` ignores names longer than Kafka's 249-character limit (no real topic has
+   one), which bounds the polynomial cases the guard lets through.
+
+The message always says how to rewrite the pattern (possessive quantifiers or atomic groups).
+
+>>> match_topics(r"orders\\.(eu|us)\\..*", ["orders.eu.v1", "orders.apac.v1", "xorders.eu.v1"])
+['orders.eu.v1']
+>>> compile_java_pattern(r"\\Qa.b\\E\\p{Digit}+").pattern
+'a\\\\.b[0-9]++'
+>>> compile_java_pattern("(a+)+b")
+Traceback (most recent call last):
+...
+assignors.patterns.InvalidPatternError: invalid topic pattern '(a+)+b': nested quantifier \
+in '(a+)+' can backtrack catastrophically; make the inner quantifier possessive (e.g. 'x++') \
+or use an atomic group '(?>...)'
+"""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from functools import lru_cache
+
+from assignors.model import java_sorted
+
+INVALID_PATTERN = "INVALID_PATTERN"
+KAFKA_MAX_TOPIC_LENGTH = 249
+MAX_BACKTRACKING_QUANTIFIERS = 3
+"""Worst case at this limit: about 0.1 s per adversarial 249-character name; 4 costs seconds."""
+
+_LARGE_REPEAT = 16  # a bounded repeat above this counts as unbounded for the guard
+
+
+class InvalidPatternError(ValueError):
+    """A topic pattern that cannot be used: bad Java syntax, untranslatable, or unsafe."""
+
+    reason = INVALID_PATTERN
+
+    def __init__(self, pattern: str, detail: str) -> None:
+        super().__init__(f"invalid topic pattern {pattern!r}: {detail}")
+        self.pattern = pattern
+        self.detail = detail
+
+
+# --- the parsed pattern -------------------------------------------------------------------
+
+
+@dataclass
+class _Char:
+    """Matches exactly one character. `literal` is set when it is one known character."""
+
+    py: str
+    literal: str | None = None
+
+
+@dataclass
+class _Raw:
+    """Anything else that is emitted as is: anchors, back-references, `\\R`."""
+
+    py: str
+    end: bool = False  # an end-of-input anchor
+
+
+@dataclass
+class _Group:
+    prefix: str  # "(", "(?:", "(?>", "(?=", "(?P<n>", "(?i:", ...
+    alts: list[list[_Node]]
+
+    @property
+    def transparent(self) -> bool:
+        """A plain grouping: what follows the group follows its last item."""
+        return self.prefix == "(" or self.prefix.endswith(":") or self.prefix.startswith("(?P<")
+
+
+@dataclass
+class _Quant:
+    atom: _Node
+    lo: int
+    hi: int | None
+    mode: str  # "" greedy, "?" lazy, "+" possessive
+    text: str  # the quantifier as written
+    src: str  # source text of atom + quantifier, for messages
+    auto: bool = field(default=False)  # made possessive by the guard
+
+    @property
+    def repeats(self) -> bool:
+        return self.hi is None or self.hi > 1
+
+    @property
+    def unbounded(self) -> bool:
+        return self.hi is None or self.hi > _LARGE_REPEAT
+
+    @property
+    def backtracks(self) -> bool:
+        return self.mode != "+" and not self.auto
+
+
+_Node = _Char | _Raw | _Group | _Quant
+
+
+def _emit(node: _Node) -> str:
+    if isinstance(node, _Char | _Raw):
+        return node.py
+    if isinstance(node, _Group):
+        return node.prefix + "|".join("".join(map(_emit, seq)) for seq in node.alts) + ")"
+    text = node.text
+    if node.auto:
+        text = (text[:-1] if node.mode else text) + "+"
+    atom = _emit(node.atom)
+    return atom + text
+
+
+# --- character classes ---------------------------------------------------------------------
+
+_POSIX = {
+    "Lower": "a-z",
+    "Upper": "A-Z",
+    "ASCII": "\\x00-\\x7f",
+    "Alpha": "a-zA-Z",
+    "Digit": "0-9",
+    "Alnum": "a-zA-Z0-9",
+    "Punct": "!-/:-@\\[-`{-~",
+    "Graph": "!-~",
+    "Print": " -~",
+    "Blank": " \\t",
+    "Cntrl": "\\x00-\\x1f\\x7f",
+    "XDigit": "0-9a-fA-F",
+    "Space": " \\t\\n\\x0b\\f\\r",
+}
+_HSPACE = " \\t\\xa0\\u1680\\u180e\\u2000-\\u200a\\u202f\\u205f\\u3000"
+_VSPACE = "\\n\\x0b\\f\\r\\x85\\u2028\\u2029"
+_LINE_END = "(?:\\r\\n|[\\n\\r\\x85\\u2028\\u2029])"
+_CATEGORY_GROUPS = ("L", "M", "N", "P", "S", "Z", "C")
+_SHORTHANDS = ("\\d", "\\D", "\\w", "\\W", "\\s", "\\S")
+# Groups whose content, once matched, is never backtracked into.
+_ATOMIC_PREFIXES = ("(?>", "(?=", "(?!", "(?<=", "(?<!")
+
+
+@lru_cache(maxsize=1)
+def _category_ranges() -> dict[str, str]:
+    """Unicode general category -> class contents; one pass over all code points, cached."""
+    runs: dict[str, list[list[int]]] = {}
+    for cp in range(0x110000):
+        cat = unicodedata.category(chr(cp))
+        for key in (cat, cat[0]):
+            lst = runs.setdefault(key, [])
+            if lst and lst[-1][1] == cp - 1:
+                lst[-1][1] = cp
+            else:
+                lst.append([cp, cp])
+    out: dict[str, str] = {}
+    for key, spans in runs.items():
+        out[key] = "".join(
+            _class_char(chr(a)) + ("" if a == b else "-" + _class_char(chr(b))) for a, b in spans
+        )
+    out["LC"] = out.get("Lu", "") + out.get("Ll", "") + out.get("Lt", "")
+    return out
+
+
+def _class_char(ch: str) -> str:
+    """One character written safely inside a Python character class."""
+    if " " < ch < "\x7f" and ch not in "\\]^-[&~|":
+        return ch
+    return f"\\U{ord(ch):08x}"
+
+
+def _property(name: str) -> str | None:
+    """Class contents for a `\\p{name}` Java accepts and we can translate, else None."""
+    if name in _POSIX:
+        return _POSIX[name]
+    for prefix in ("Is", "gc=", "general_category="):
+        if name.startswith(prefix) and len(name) > len(prefix):
+            name = name[len(prefix) :]
+            break
+    if name in _CATEGORY_GROUPS or name == "LC" or (len(name) == 2 and name[0] in "LMNPSZC"):
+        return _category_ranges().get(name)
+    return None
+
+
+# --- the translator -----------------------------------------------------------------------
+
+
+class _Translator:
+    def __init__(self, pattern: str) -> None:
+        self.s = pattern
+        self.i = 0
+        self.groups = 0  # capturing groups opened so far
+        self.open: list[int] = []  # capturing groups still open
+        self.names: dict[str, int] = {}
+        self.closed_names: set[str] = set()
+        self.ignore_case = False
+
+    def fail(self, detail: str) -> InvalidPatternError:
+        return InvalidPatternError(self.s, detail)
+
+    def peek(self, k: int = 0) -> str:
+        j = self.i + k
+        return self.s[j] if j < len(self.s) else ""
+
+    # Sequences and alternations.
+
+    def parse(self) -> list[list[_Node]]:
+        alts = self.parse_alts()
+        if self.i < len(self.s):  # only a stray ')' stops the top level early
+            raise self.fail(f"unmatched ')' at index {self.i}")
+        return alts
+
+    def parse_alts(self) -> list[list[_Node]]:
+        alts: list[list[_Node]] = []
+        carried: dict[str, bool] = {}  # inline flags set in this group so far
+        while True:
+            start = dict(carried)
+            seq = self.parse_seq(carried)
+            if start:
+                seq = [_Group(_flag_prefix(start), [seq])]
+            alts.append(seq)
+            if self.peek() != "|":
+                return alts
+            self.i += 1
+
+    def parse_seq(self, carried: dict[str, bool]) -> list[_Node]:
+        items: list[_Node] = []
+        while self.i < len(self.s) and self.peek() not in "|)":
+            start = self.i
+            if self.s.startswith("(?", self.i) and self._is_flag_group():
+                flags = self._parse_flags(end=")")
+                carried.update(flags)
+                rest = self.parse_seq(carried)
+                items.append(_Group(_flag_prefix(flags), [rest]))
+                return items
+            atom = self.parse_atom(items)
+            if atom is None:
+                continue
+            items.append(self.parse_quantifier(atom, start))
+        return items
+
+    def parse_quantifier(self, atom: _Node, start: int) -> _Node:
+        ch = self.peek()
+        if ch not in ("*", "+", "?", "{"):
+            return atom
+        q_start = self.i
+        if ch == "{":
+            m = re.compile(r"\{(\d+)(,(\d*))?\}").match(self.s, self.i)
+            if m is None:
+                raise self.fail(f"illegal repetition at index {self.i}")
+            lo = int(m.group(1))
+            hi = lo if m.group(2) is None else (int(m.group(3)) if m.group(3) else None)
+            if hi is not None and hi < lo:
+                raise self.fail(f"illegal repetition range {m.group(0)!r}")
+            self.i = m.end()
+        else:
+            lo, hi = {"*": (0, None), "+": (1, None), "?": (0, 1)}[ch]
+            self.i += 1
+        mode = ""
+        if self.peek() in ("?", "+"):
+            mode = self.peek()
+            self.i += 1
+        return _Quant(atom, lo, hi, mode, self.s[q_start : self.i], self.s[start : self.i])
+
+    def parse_atom(self, items: list[_Node]) -> _Node | None:
+        ch = self.peek()
+        if ch in ("*", "+", "?"):
+            raise self.fail(f"dangling meta character {ch!r} at index {self.i}")
+        if ch == "{":
+            raise self.fail(f"illegal repetition at index {self.i}")
+        if ch == "(":
+            return self.parse_group()
+        if ch == "[":
+            return self.parse_class()
+        if ch == "\\":
+            return self.parse_escape(items)
+        self.i += 1
+        if ch == ".":
+            return _Char(".")
+        if ch in ("^", "$"):
+            return _Raw(ch, end=ch == "$")
+        return _Char(re.escape(ch), ch)
+
+    def _is_flag_group(self) -> bool:
+        m = re.compile(r"\(\?[a-zA-Z-]*[):]").match(self.s, self.i)
+        return m is not None and m.group(0).endswith(")")
+
+    def _parse_flags(self, end: str) -> dict[str, bool]:
+        self.i += 2  # "(?"
+        flags: dict[str, bool] = {}
+        on = True
+        while self.peek() != end:
+            ch = self.peek()
+            self.i += 1
+            if ch == "-":
+                on = False
+            elif ch in "ims":
+                flags[ch] = on
+                self.ignore_case |= ch == "i" and on
+            elif ch == "U":
+                flags["U"] = on
+            elif ch in "du":
+                pass  # UNIX_LINES / UNICODE_CASE: no effect on legal topic names (module doc)
+            elif ch == "x":
+                if on:
+                    raise self.fail("comments mode (?x) is not supported")
+            elif ch == "c":
+                raise self.fail("canonical equivalence (?c) is not supported")
+            else:
+                raise self.fail(f"unknown inline modifier {ch!r}")
+        self.i += 1
+        return flags
+
+    def parse_group(self) -> _Node:
+        s, i = self.s, self.i
+        capture = False
+        name = None
+        if s.startswith("(?", i):
+            for prefix in ("(?:", "(?=", "(?!", "(?>", "(?<=", "(?<!"):
+                if s.startswith(prefix, i):
+                    self.i += len(prefix)
+                    py_prefix = prefix
+                    break
+            else:
+                m = re.compile(r"\(\?<([a-zA-Z][a-zA-Z0-9]*)>").match(s, i)
+                if m is not None:
+                    name = m.group(1)
+                    if name in self.names:
+                        raise self.fail(f"named capturing group <{name}> is already defined")
+                    capture = True
+                    py_prefix = f"(?P<{name}>"
+                    self.i = m.end()
+                elif re.compile(r"\(\?[a-zA-Z-]*:").match(s, i):
+                    py_prefix = _flag_prefix(self._parse_flags(end=":"))
+                else:
+                    raise self.fail(f"unknown group type at index {i}: {s[i : i + 3]!r}")
+        else:
+            capture = True
+            py_prefix = "("
+            self.i += 1
+        if capture:
+            self.groups += 1
+            self.open.append(self.groups)
+            if name is not None:
+                self.names[name] = self.groups
+        alts = self.parse_alts()
+        if self.peek() != ")":
+            raise self.fail("unclosed group")
+        self.i += 1
+        if capture:
+            self.open.pop()
+            if name is not None:
+                self.closed_names.add(name)
+        return _Group(py_prefix, alts)
+
+    # Escapes.
+
+    def parse_escape(self, items: list[_Node]) -> _Node | None:
+        self.i += 1
+        ch = self.peek()
+        if not ch:
+            raise self.fail("trailing backslash")
+        if ch == "Q":
+            self.i += 1
+            end = self.s.find("\\E", self.i)
+            quoted = self.s[self.i :] if end < 0 else self.s[self.i : end]
+            self.i = len(self.s) if end < 0 else end + 2
+            chars = [_Char(re.escape(c), c) for c in quoted]
+            if not chars:
+                return None
+            items.extend(chars[:-1])  # a quantifier after \E applies to the last character
+            return chars[-1]
+        if ch in "123456789":
+            return self._backref()
+        if ch == "k":
+            m = re.compile(r"k<([a-zA-Z][a-zA-Z0-9]*)>").match(self.s, self.i)
+            if m is None:
+                raise self.fail("\\k is not followed by <name>")
+            self.i = m.end()
+            name = m.group(1)
+            if name not in self.names:
+                raise self.fail(f"named capturing group <{name}> does not exist")
+            # Java: a reference to a group that has not matched (still open) fails to match.
+            return _Raw(f"(?P={name})" if name in self.closed_names else "(?!)")
+        zero = {"b": "\\b", "B": "\\B", "A": "\\A", "z": "\\Z", "Z": f"(?={_LINE_END}?\\Z)"}
+        if ch in zero:
+            if ch == "b" and self.peek(1) == "{":
+                raise self.fail("\\b{g} (grapheme boundary) is not supported")
+            self.i += 1
+            return _Raw(zero[ch], end=ch in "zZ")
+        if ch == "R":
+            self.i += 1
+            return _Raw(f"(?>\\r\\n|[{_VSPACE}])")
+        if ch in ("G", "X"):
+            raise self.fail(f"\\{ch} is not supported")
+        kind, value = self._class_escape()
+        if kind == "char":
+            return _Char(re.escape(value), value)
+        if kind == "set":
+            return _Char(value if value in _SHORTHANDS else f"[{value}]")
+        return _Char(value)  # "neg": an expression already
+
+    def _backref(self) -> _Node:
+        # Java reads the longest number that still names an existing group.
+        j = self.i + 1
+        ref = int(self.s[self.i])
+        while j < len(self.s) and self.s[j].isdigit() and ref * 10 + int(self.s[j]) <= self.groups:
+            ref = ref * 10 + int(self.s[j])
+            j += 1
+        self.i = j
+        if ref > self.groups or ref in self.open:
+            return _Raw("(?!)")  # Java: fails to match (Python would not compile it)
+        return _Raw(f"(?:\\{ref})")
+
+    def _class_escape(self) -> tuple[str, str]:
+        """After a backslash: ("char", c) | ("set", class contents) | ("neg", one-char regex)."""
+        ch = self.peek()
+        self.i += 1
+        simple = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "a": "\a", "e": "\x1b"}
+        if ch in simple:
+            return "char", simple[ch]
+        if ch in "dDwWsS":
+            return "set", "\\" + ch
+        if ch == "h":
+            return "set", _HSPACE
+        if ch == "v":
+            return "set", _VSPACE
+        if ch in "HV":
+            return "neg", f"[^{_HSPACE if ch == 'H' else _VSPACE}]"
+        if ch == "c":
+            if not self.peek():
+                raise self.fail("illegal control escape \\c")
+            self.i += 1
+            return "char", chr(ord(self.s[self.i - 1]) ^ 64)
+        if ch == "x":
+            m = re.compile(r"\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{2})").match(self.s, self.i)
+            if m is None:
+                raise self.fail("illegal hexadecimal escape sequence")
+            self.i = m.end()
+            cp = int(m.group(1) or m.group(2), 16)
+            if cp > 0x10FFFF:
+                raise self.fail("hexadecimal codepoint is too big")
+            return "char", chr(cp)
+        if ch == "u":
+            m = re.compile(r"[0-9a-fA-F]{4}").match(self.s, self.i)
+            if m is None:
+                raise self.fail("illegal Unicode escape sequence")
+            self.i = m.end()
+            return "char", chr(int(m.group(0), 16))
+        if ch == "0":
+            m = re.compile(r"[0-3][0-7]{2}|[0-7]{1,2}").match(self.s, self.i)
+            if m is None:
+                raise self.fail("illegal octal escape sequence")
+            self.i = m.end()
+            return "char", chr(int(m.group(0), 8))
+        if ch == "N":
+            m = re.compile(r"\{([^}]*)\}").match(self.s, self.i)
+            try:
+                value = unicodedata.lookup(m.group(1)) if m else None
+            except KeyError:
+                value = None
+            if m is None or value is None:
+                raise self.fail("unknown character name in \\N{...}")
+            self.i = m.end()
+            return "char", value
+        if ch in "pP":
+            if self.peek() == "{":
+                end = self.s.find("}", self.i)
+                if end < 0:
+                    raise self.fail("unclosed character family")
+                name = self.s[self.i + 1 : end]
+                self.i = end + 1
+            else:
+                name = self.peek()
+                self.i += 1
+            contents = _property(name)
+            if contents is None:
+                raise self.fail(f"character property \\p{{{name}}} is not supported")
+            if not contents:
+                return ("neg", "[^\\s\\S]") if ch == "p" else ("neg", "[\\s\\S]")
+            return ("set", contents) if ch == "p" else ("neg", f"[^{contents}]")
+        if ch.isascii() and ch.isalnum():
+            raise self.fail(f"illegal/unsupported escape sequence \\{ch}")
+        return "char", ch
+
+    # Character classes: each becomes one single-character Python expression.
+
+    def parse_class(self) -> _Char:
+        return _Char(self._class_expr())
+
+    def _class_expr(self) -> str:
+        """Parse `[...]` at self.i (Java syntax) into a single-character Python regex."""
+        start = self.i
+        self.i += 1
+        negated = self.peek() == "^"
+        if negated:
+            self.i += 1
+        operands: list[str] = []  # intersected (&&)
+        contents = ""  # of the current operand
+        unions: list[str] = []  # nested classes / negated escapes of the current operand
+        first = True
+
+        def close_operand() -> None:
+            parts = ([f"[{contents}]"] if contents else []) + unions
+            if not parts:
+                raise self.fail(f"empty character class operand at index {self.i}")
+            operands.append(parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")")
+
+        while True:
+            ch = self.peek()
+            if not ch:
+                raise self.fail(f"unclosed character class at index {start}")
+            if ch == "]" and not first:
+                self.i += 1
+                break
+            first = False
+            if ch == "[":
+                unions.append(self._class_expr())
+            elif self.s.startswith("&&", self.i):
+                self.i += 2
+                close_operand()
+                contents, unions = "", []
+                first = True
+                if self.peek() == "]":  # "[a&&]" is "[a]" in Java
+                    first = False
+            elif ch == "\\" and self.peek(1) == "Q":
+                end = self.s.find("\\E", self.i + 2)
+                quoted = self.s[self.i + 2 :] if end < 0 else self.s[self.i + 2 : end]
+                self.i = len(self.s) if end < 0 else end + 2
+                contents += "".join(_class_char(c) for c in quoted)
+            else:
+                kind, lo = self._class_atom()
+                if kind == "set":
+                    contents += lo
+                    continue
+                if kind == "neg":
+                    unions.append(lo)
+                    continue
+                if self.peek() == "-" and self.peek(1) not in ("]", "[", ""):
+                    self.i += 1
+                    kind, hi = self._class_atom()
+                    if kind != "char":
+                        raise self.fail(f"illegal character range at index {self.i}")
+                    if ord(hi) < ord(lo):
+                        raise self.fail(f"illegal character range {lo}-{hi}")
+                    contents += _class_char(lo) + "-" + _class_char(hi)
+                else:
+                    contents += _class_char(lo)
+        close_operand()
+        if not negated:
+            if len(operands) == 1:
+                return operands[0]
+            return "(?:" + "".join(f"(?={op})" for op in operands[:-1]) + operands[-1] + ")"
+        if len(operands) > 1 or unions or not operands[0].startswith("["):
+            raise self.fail("negated character classes with nested classes or && are unsupported")
+        return "[^" + operands[0][1:]
+
+    def _class_atom(self) -> tuple[str, str]:
+        """One item of a class: ("char", c), ("set", contents) or ("neg", one-char regex)."""
+        ch = self.peek()
+        if ch != "\\":
+            self.i += 1
+            return "char", ch
+        self.i += 1
+        if not self.peek():
+            raise self.fail("trailing backslash")
+        return self._class_escape()
+
+
+def _flag_prefix(flags: dict[str, bool]) -> str:
+    on = "".join(f for f in "ims" if flags.get(f) is True)
+    off = "".join(f for f in "ims" if flags.get(f) is False)
+    if "U" in flags:
+        on += "u" if flags["U"] else "a"
+    if not on and not off:
+        return "(?:"
+    return "(?" + on + ("-" + off if off else "") + ":"
+
+
+# --- the backtracking guard ----------------------------------------------------------------
+
+
+def _first_char(seq: list[_Node]) -> _Char | None:
+    """The single-character atom every match of `seq` starts with, if it is that simple."""
+    for node in seq:
+        if isinstance(node, _Char):
+            return node
+        if isinstance(node, _Quant) and node.lo >= 1 and isinstance(node.atom, _Char):
+            return node.atom
+        if isinstance(node, _Group) and node.transparent and len(node.alts) == 1:
+            return _first_char(node.alts[0])
+        return None
+    return None
+
+
+class _Guard:
+    def __init__(self, pattern: str, ignore_case: bool) -> None:
+        self.pattern = pattern
+        self.flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
+
+    def disjoint(self, a: _Char, b: _Char) -> bool:
+        """True when no character can match both (decided only when one is a literal)."""
+        if a.literal is None:
+            a, b = b, a
+        if a.literal is None:
+            return False
+        try:
+            return re.compile(b.py, self.flags).fullmatch(a.literal) is None
+        except re.error:
+            return False
+
+    def possessify(self, seq: list[_Node], follow: list[_Char | None]) -> None:
+        """Make quantifiers possessive where the following input can never be eaten by them.
+
+        `follow` lists what may come right after `seq`: a single-character atom, or None for
+        the end of the whole input; an empty list means "unknown".
+        """
+        for k, node in enumerate(seq):
+            rest = seq[k + 1 :]
+            if all(isinstance(n, _Raw) and n.end for n in rest) and follow == [None]:
+                after: list[_Char | None] = [None]  # only end anchors, then the end
+            elif rest:
+                nxt = _first_char(rest)
+                after = [nxt] if nxt is not None else []
+            else:
+                after = follow
+            if isinstance(node, _Quant):
+                if isinstance(node.atom, _Char):
+                    if (
+                        node.backtracks
+                        and after
+                        and all(f is None or self.disjoint(node.atom, f) for f in after)
+                    ):
+                        node.auto = True
+                elif isinstance(node.atom, _Group) and node.atom.transparent:
+                    # The body is followed by what follows the group and, when it repeats, by
+                    # the start of any alternative of the next iteration.
+                    inner: list[_Char | None] = list(after)
+                    if node.repeats:
+                        starts = [_first_char(alt) for alt in node.atom.alts]
+                        inner = [] if None in starts else inner + starts
+                    for alt in node.atom.alts:
+                        self.possessify(alt, inner if after else [])
+                elif isinstance(node.atom, _Group):
+                    for alt in node.atom.alts:
+                        self.possessify(alt, [])
+            elif isinstance(node, _Group):
+                for alt in node.alts:
+                    self.possessify(alt, after if node.transparent else [])
+
+    def check(self, alts: list[list[_Node]]) -> None:
+        count = 0
+        stack: list[_Node] = [n for seq in alts for n in seq]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Group):
+                stack.extend(n for seq in node.alts for n in seq)
+            elif isinstance(node, _Quant):
+                if node.backtracks and node.unbounded:
+                    count += 1
+                if node.repeats and node.backtracks and isinstance(node.atom, _Group):
+                    self._check_repeated_body(node)
+                stack.append(node.atom)
+        if count > MAX_BACKTRACKING_QUANTIFIERS:
+            raise InvalidPatternError(
+                self.pattern,
+                f"{count} unbounded quantifiers can backtrack for a very long time (at most "
+                f"{MAX_BACKTRACKING_QUANTIFIERS}); make some possessive (e.g. 'x*+')",
+            )
+
+    def _check_repeated_body(self, outer: _Quant) -> None:
+        stack: list[_Node] = [outer.atom]
+        while stack:
+            node = stack.pop()
+            if isinstance(node, _Quant):
+                if node.repeats and node.backtracks:
+                    raise InvalidPatternError(
+                        self.pattern,
+                        f"nested quantifier in {outer.src!r} can backtrack catastrophically; "
+                        "make the inner quantifier possessive (e.g. 'x++') or use an atomic "
+                        "group '(?>...)'",
+                    )
+                stack.append(node.atom)
+            elif isinstance(node, _Group) and node.prefix not in _ATOMIC_PREFIXES:
+                if len(node.alts) > 1 and not self._distinct_starts(node.alts):
+                    raise InvalidPatternError(
+                        self.pattern,
+                        f"alternatives that can start alike, repeated in {outer.src!r}, can "
+                        "backtrack catastrophically; use an atomic group '(?>...)' or a "
+                        "possessive quantifier",
+                    )
+                stack.extend(n for seq in node.alts for n in seq)
+
+    def _distinct_starts(self, alts: list[list[_Node]]) -> bool:
+        firsts = [_first_char(seq) for seq in alts]
+        for k, a in enumerate(firsts):
+            if a is None:
+                return False
+            for b in firsts[k + 1 :]:
+                if b is None or not self.disjoint(a, b):
+                    return False
+        return True
+
+
+# --- public API ----------------------------------------------------------------------------
+
+
+@lru_cache(maxsize=4096)
+def compile_java_pattern(pattern: str) -> re.Pattern[str]:
+    """Translate a Java regex into a compiled Python one, or raise InvalidPatternError.
+
+    The result is meant for `fullmatch` (Java `matches()`); it is compiled with `re.ASCII`,
+    Java's default for `\\w \\d \\s \\b` and case-insensitive matching.
+
+    >>> compile_java_pattern(r"(?<env>prod|test)-[a-z]+\\z").pattern
+    '(?P<env>prod|test)\\\\-[a-z]++\\\\Z'
+    >>> compile_java_pattern("a(?i)b|c").pattern
+    'a(?i:b)|(?i:c)'
+    >>> bool(compile_java_pattern("[a-z&&[^aeiou]]+").fullmatch("xyz"))
+    True
+    """
+    t = _Translator(pattern)
+    try:
+        alts = t.parse()
+        guard = _Guard(pattern, t.ignore_case)
+        for seq in alts:
+            guard.possessify(seq, [None])
+        guard.check(alts)
+        py = "|".join("".join(map(_emit, seq)) for seq in alts)
+    except RecursionError:
+        raise InvalidPatternError(pattern, "too deeply nested") from None
+    try:
+        return re.compile(py, re.ASCII)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
+
+
+def match_topics(pattern: str | re.Pattern[str], topics: Iterable[str]) -> list[str]:
+    """The topics whose whole name matches, in Java string order (no match: empty list).
+
+    Names longer than Kafka's 249-character limit cannot be topics and never match.
+
+    >>> match_topics("logs-.*", ["logs-a", "logs-", "xlogs-b", "logs-b"])
+    ['logs-', 'logs-a', 'logs-b']
+    >>> match_topics("nothing", ["a", "b"])
+    []
+    """
+    compiled = compile_java_pattern(pattern) if isinstance(pattern, str) else pattern
+    return java_sorted(
+        {t for t in topics if len(t) <= KAFKA_MAX_TOPIC_LENGTH and compiled.fullmatch(t)}
+    )
