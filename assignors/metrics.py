@@ -32,6 +32,9 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
     ("max_topic_spread", int),
     ("moved_partition_count", int),
     ("is_valid", bool),
+    ("rebalance_rounds", int),
+    ("revoked_partition_count", int),
+    ("elected_strategy", str),
 )
 
 Metrics = dict[str, int | float | bool | str | None]
@@ -83,9 +86,12 @@ def balance_metrics(
     spec: GroupSpec,
     assignment: Assignment,
     previous: Mapping[TopicPartition, str] | None,
+    rebalance_rounds: int = 1,
 ) -> Metrics:
     """The metrics row for `assignment`; `previous` is None when no current assignment is known.
 
+    `rebalance_rounds` is how many rounds the strategy's protocol took (1 for eager);
+    `elected_strategy` is filled in by the planner on the `elected` pseudo-strategy only.
     `moved_partition_count` counts assigned partitions whose previous owner (see
     `assignors.ownership.previous_owners`) is another member; partitions nobody owned before,
     or whose double claim was invalidated, have not moved. Only existing partitions of
@@ -103,6 +109,7 @@ def balance_metrics(
     std = math.sqrt(sum((s - avg) ** 2 for s in sizes) / n) if n else 0.0
 
     moved: int | None = None
+    revoked: int | None = None
     if previous is not None:
         moved = sum(
             1
@@ -110,6 +117,7 @@ def balance_metrics(
             for tp in tps
             if (owner := previous.get(tp)) is not None and owner != member_id
         )
+        revoked = revoked_partition_count(spec, assignment)
     return {
         "member_count": n,
         "topic_count": len(topics),
@@ -126,7 +134,28 @@ def balance_metrics(
         "max_topic_spread": _max_topic_spread(spec, scan.topic_counts),
         "moved_partition_count": moved,
         "is_valid": scan.valid,
+        "rebalance_rounds": rebalance_rounds,
+        "revoked_partition_count": revoked,
+        "elected_strategy": None,
     }
+
+
+def revoked_partition_count(spec: GroupSpec, assignment: Assignment) -> int:
+    """Existing partitions that a live member reports owning but does not keep.
+
+    These are what the members give up (revoke) in this rebalance: with an eager protocol
+    every member revokes everything anyway, so this is the number of partitions whose
+    processing actually pauses. Partitions of departed members are not revoked by anyone;
+    a partition two members claim counts once.
+    """
+    keeps = {m: set(tps) for m, tps in assignment.items()}
+    revoked: set[TopicPartition] = set()
+    for m in spec.members:
+        mine = keeps.get(m.member_id, set())
+        for tp in m.owned:
+            if tp not in mine and 0 <= tp[1] < spec.partition_count(tp[0]):
+                revoked.add(tp)
+    return len(revoked)
 
 
 def max_topic_spread(spec: GroupSpec, assignment: Assignment) -> int:

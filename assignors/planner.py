@@ -146,9 +146,7 @@ def _plan_one(
         problems.append(_failed(spec, name, Reason.ASSIGNOR_FAILED, exc))
         return None
     assignment = result.assignment
-    metrics = balance_metrics(spec, assignment, previous)
-    metrics["rebalance_rounds"] = result.rounds
-    metrics["elected_strategy"] = None
+    metrics = balance_metrics(spec, assignment, previous, result.rounds)
     prev = previous or {}
     instance = {m.member_id: m.group_instance_id for m in spec.members}
     rounds = result.received_round

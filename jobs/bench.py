@@ -6,6 +6,7 @@ rows to the same three tables, the same way (fixed hash partitioning, sorted fil
 floor and job so that machine noise hits both alike; medians and their ratio are printed.
 
     python -m jobs.bench --groups 100000 --strategies range,roundrobin --repeat 3
+    python -m jobs.bench --scenario big-group --strategies sticky,cooperative-sticky
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ import logging
 import shutil
 import statistics
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any
@@ -24,7 +26,7 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs import io
+from jobs import io, sample_estate
 from jobs.config import PlannerConfig, load_config
 from jobs.plan_assignments import _sorted_for_write, build_session, run
 from jobs.sample_estate import generate, write
@@ -66,8 +68,60 @@ def _synthetic(spark: SparkSession, n: int, fields: Any, strategies: tuple[str, 
     return spark.range(n).select(*cols)
 
 
+class WorkerMemory:
+    """Samples the peak RSS of PySpark's Python workers while a job runs (Linux /proc)."""
+
+    def __init__(self) -> None:
+        self.peak_mib = 0.0
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._run, daemon=True)
+
+    def __enter__(self) -> WorkerMemory:
+        self._thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._stop.set()
+        self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(0.2):
+            for proc in Path("/proc").iterdir():
+                try:
+                    cmd = (proc / "cmdline").read_bytes()
+                    if b"pyspark.daemon" not in cmd and b"pyspark.worker" not in cmd:
+                        continue
+                    for line in (proc / "status").read_text().splitlines():
+                        if line.startswith("VmRSS:"):
+                            self.peak_mib = max(self.peak_mib, int(line.split()[1]) / 1024)
+                except OSError:
+                    continue
+
+
+def big_group(args: argparse.Namespace) -> None:
+    """One group of 1M partitions (Kafka's large sticky test) through the job, default settings."""
+    estate = args.work / "estate-big-group"
+    if not (estate / "_SUCCESS").exists():
+        write(sample_estate.big_group(), estate, files=4)
+        (estate / "_SUCCESS").touch()
+    config = load_config(strategies=args.strategies)
+    spark = build_session(config)
+    spark.sparkContext.setLogLevel("ERROR")
+    t = time.monotonic()
+    with WorkerMemory() as memory:
+        manifest = run(spark, str(estate), str(args.work / "out-big-group"), config).manifest
+    seconds = time.monotonic() - t
+    print(json.dumps({"groups": manifest["groups"], "output_rows": manifest["output_rows"]}))
+    print(
+        f"one group of 1M partitions, {', '.join(manifest['strategies'])}: {seconds:.1f} s,"
+        f" peak Python worker RSS {memory.peak_mib:.0f} MiB"
+    )
+    spark.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p.add_argument("--scenario", choices=("estate", "big-group"), default="estate")
     p.add_argument("--groups", type=int, default=100_000)
     p.add_argument("--strategies", default="range,roundrobin")
     p.add_argument("--repeat", type=int, default=3)
@@ -75,6 +129,9 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--work", type=Path, default=Path("data/bench"))
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
+    if args.scenario == "big-group":
+        big_group(args)
+        return
 
     estate = args.work / f"estate-{args.groups}-{args.seed}"
     if not (estate / "_SUCCESS").exists():

@@ -129,6 +129,44 @@ def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, di
     return {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
 
 
+def big_group(
+    topics: int = 500, partitions: int = 2000, members: int = 2000
+) -> dict[str, dict[str, list[Any]]]:
+    """Kafka's large sticky test as an estate: one group owning topics x partitions.
+
+    Every member subscribes to every topic; all members but the first report owning a
+    round-robin share in generation 1 (the first rejoins fresh), as Kafka's test does.
+    """
+    names = [f"topic{t:0{len(str(topics))}d}" for t in range(topics)]
+    n = topics * partitions
+    tp: dict[str, list[Any]] = {
+        "topic": [t for t in names for _ in range(partitions)],
+        "partition": list(range(partitions)) * topics,
+        "replica_racks": [None] * n,
+        "weight": [None] * n,
+    }
+    ids = [f"consumer{i:0{len(str(members))}d}" for i in range(members)]
+    subs: dict[str, list[Any]] = {
+        "group_id": ["big"] * members,
+        "member_id": ids,
+        "group_instance_id": [None] * members,
+        "client_rack": [None] * members,
+        "topics": [names] * members,
+        "topic_pattern": [None] * members,
+        "assignment_strategies": [None] * members,
+        "generation": [1] * members,
+    }
+    owner = [ids[k % members] for k in range(n)]
+    keep = [k for k in range(n) if k % members != 0]
+    cur = {
+        "group_id": ["big"] * len(keep),
+        "member_id": [owner[k] for k in keep],
+        "topic": [tp["topic"][k] for k in keep],
+        "partition": [tp["partition"][k] for k in keep],
+    }
+    return {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
+
+
 def _add_bad_rows(subs: dict[str, list[Any]], tp: dict[str, list[Any]], topics: list[str]) -> None:
     """A duplicate member, a member with both topics and a pattern, a topic with a gap."""
 

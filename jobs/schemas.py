@@ -131,14 +131,10 @@ ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("previous_member_id", STRING, True),
     ("rebalance_round", INT, False),
 )
-EXTRA_METRICS: tuple[tuple[str, type], ...] = (
-    ("rebalance_rounds", int),
-    ("elected_strategy", str),
-)
 BALANCE_METRICS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),
     ("strategy", STRING, False),
-    *((name, _PY_TO_SPARK[typ], True) for name, typ in (*METRIC_COLUMNS, *EXTRA_METRICS)),
+    *((name, _PY_TO_SPARK[typ], True) for name, typ in METRIC_COLUMNS),
 )
 ELECTIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),

@@ -15,6 +15,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -233,22 +234,33 @@ class _Output:
                 m[name].append(sp.metrics.get(name))
 
     def frame(self) -> pd.DataFrame:
+        """The wide frame: per column, each table's typed values or an all-null block.
+
+        Null blocks are built in C (no Python-level padding of the millions of assignment
+        rows with metrics columns), and blocks are joined per column (pd.concat would check
+        every padded value again).
+        """
         parts = (
             (KIND_ASSIGNMENT, self.a),
             (KIND_METRICS, self.m),
             (KIND_ELECTION, self.e),
             (KIND_REJECTED, self.r),
         )
-        sizes = [len(next(iter(cols.values()))) for _, cols in parts]
+        sized = [(kind, cols, len(next(iter(cols.values())))) for kind, cols in parts]
         data: dict[str, Any] = {}
         for name, dtype in WIDE_FIELDS:
-            values: list[Any] = []
-            for (kind, cols), n in zip(parts, sizes, strict=True):
-                if name == "kind":
-                    values.extend([kind] * n)
-                else:
-                    values.extend(cols.get(name) or [None] * n)
-            data[name] = _column(values, dtype)
+            blocks = [
+                np.full(n, kind, dtype=object)
+                if name == "kind"
+                else _column(cols[name], dtype)
+                if name in cols
+                else _nulls(n, dtype)
+                for kind, cols, n in sized
+            ]
+            if isinstance(blocks[0], np.ndarray):
+                data[name] = pd.Series(np.concatenate(blocks), dtype=object)
+            else:
+                data[name] = type(blocks[0])._concat_same_type(blocks)
         return pd.DataFrame(data)
 
 
@@ -260,6 +272,15 @@ _ARROW_TYPES: dict[type, tuple[pa.DataType, Any]] = {
 }
 
 
+def _nulls(n: int, dtype: T.DataType) -> Any:
+    arrow = _ARROW_TYPES.get(type(dtype))
+    if arrow is None:
+        return np.full(n, None, dtype=object)
+    pa_type, masked = arrow
+    values = np.zeros(n, dtype=bool if pa_type == pa.bool_() else pa_type.to_pandas_dtype())
+    return masked(values, np.ones(n, dtype=bool))
+
+
 def _column(values: Sequence[Any], dtype: T.DataType) -> Any:
     """A nullable pandas column that keeps ints as ints through Arrow.
 
@@ -268,7 +289,13 @@ def _column(values: Sequence[Any], dtype: T.DataType) -> Any:
     """
     arrow = _ARROW_TYPES.get(type(dtype))
     if arrow is None:
-        return pd.Series(values, dtype=object)
+        out = np.empty(len(values), dtype=object)
+        if isinstance(dtype, T.ArrayType):  # one list per cell, never a 2-D broadcast
+            for i, v in enumerate(values):
+                out[i] = v
+        else:
+            out[:] = values
+        return out
     pa_type, masked = arrow
     arr = pa.array(values, type=pa_type)
     fill = False if pa_type == pa.bool_() else 0

@@ -13,46 +13,16 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from estate_builders import member, write_estate
 
 from jobs import io
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
-from jobs.sample_estate import SCHEMAS, generate, write
+from jobs.sample_estate import generate, write
 from jobs.schemas import SchemaError
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
-
-
-def member(gid: str, mid: str, topics: list[str] | None, **kw: Any) -> dict[str, Any]:
-    row: dict[str, Any] = dict.fromkeys(SCHEMAS["subscriptions"].names)
-    row.update(group_id=gid, member_id=mid, topics=topics, **kw)
-    return row
-
-
-def write_estate(
-    root: Path,
-    topics: dict[str, int],
-    members: list[dict[str, Any]],
-    owned: list[tuple[str, str, str, int]] | None = None,
-    extra_partitions: list[tuple[str, int]] = (),  # type: ignore[assignment]
-) -> Path:
-    tp_rows = [(t, p) for t, n in topics.items() for p in range(n)] + list(extra_partitions)
-    tables = {
-        "topic_partitions": {
-            "topic": [t for t, _ in tp_rows],
-            "partition": [p for _, p in tp_rows],
-            "replica_racks": [None] * len(tp_rows),
-            "weight": [None] * len(tp_rows),
-        },
-        "subscriptions": {k: [m[k] for m in members] for k in SCHEMAS["subscriptions"].names},
-    }
-    if owned is not None:
-        tables["current_assignment"] = {
-            k: [o[i] for o in owned] for i, k in enumerate(SCHEMAS["current_assignment"].names)
-        }
-    write(tables, root, files=1)
-    return root
 
 
 WORKED = {

@@ -70,6 +70,9 @@ def test_metric_columns_match_the_row() -> None:
         "max_topic_spread",
         "moved_partition_count",
         "is_valid",
+        "rebalance_rounds",
+        "revoked_partition_count",
+        "elected_strategy",
     ]
     for name, typ in METRIC_COLUMNS:
         if row[name] is not None:
@@ -95,6 +98,9 @@ def test_mixed_group_hand_computed() -> None:
         "max_topic_spread": 1,  # t: a 3 vs b 2; u: a 1 vs c 1
         "moved_partition_count": None,
         "is_valid": True,
+        "rebalance_rounds": 1,
+        "revoked_partition_count": None,
+        "elected_strategy": None,
     }
 
 
@@ -339,3 +345,17 @@ def test_property_metrics_of_kafka_assignments(seed: int) -> None:
         if holder is not None:
             broken = {**assignment, holder: assignment[holder][1:]}
             assert is_valid(spec, broken) is False
+
+
+def test_revoked_counts_what_live_owners_give_up() -> None:
+    spec = group(
+        {"t": 4},
+        [
+            mem("a", ["t"], owned=[("t", 0), ("t", 1), ("t", 9)]),
+            mem("b", ["t"], owned=[("t", 1)]),
+        ],
+    )
+    # a gives up t-1 (claimed by b too: counted once) and keeps t-0; t-9 does not exist.
+    row = balance_metrics(spec, {"a": [("t", 0), ("t", 2)], "b": [("t", 3)]}, {})
+    assert row["revoked_partition_count"] == 1
+    assert balance_metrics(spec, {"a": [], "b": []}, None)["revoked_partition_count"] is None

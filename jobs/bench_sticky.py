@@ -1,7 +1,7 @@
 """Kafka's large sticky-assignor tests as a benchmark (issue 3 item 5, reference §4.10).
 
-    python bench/sticky_scale.py [--case a|b|c|all] [--assignor sticky|cooperative-sticky|all]
-                                 [--replay]
+    python -m jobs.bench_sticky [--case a|b|c|all] [--assignor sticky|cooperative-sticky|all]
+                                [--replay]
 
 Each case times, per assignor, what Kafka's JUnit test does: a fresh assignment, then a
 rebalance in which every member but the first reports what it owns (the first stays fresh).
@@ -16,18 +16,14 @@ Java's times on a 2-vCPU machine are printed alongside.
 `--replay` also times `CooperativeStickyAssignor.rebalance` (every cooperative round until the
 assignment is stable) on the second phase; that is not part of Kafka's test.
 
-This is a script, not a test: pytest does not collect it.
+A benchmark, not a test: `make bench` runs it; it needs no Spark.
 """
 
 from __future__ import annotations
 
 import argparse
 import gc
-import sys
 import time
-from pathlib import Path
-
-sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.sticky import CooperativeStickyAssignor, StickyAssignor
