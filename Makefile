@@ -62,8 +62,10 @@ typecheck: $(STAMP) ## mypy (strict on assignors/)
 	$(VENV)/bin/mypy
 
 .PHONY: bench
-bench: $(STAMP) ## Time the job on a synthetic estate against an I/O-only floor
+bench: $(STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, one 1M-partition group
 	$(PY) -m jobs.bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
+	$(PY) -m jobs.bench_sticky --case all --assignor all --replay
+	$(PY) -m jobs.bench --scenario big-group --strategies sticky,cooperative-sticky
 
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps .venv)

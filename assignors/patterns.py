@@ -67,10 +67,8 @@ from assignors.model import java_sorted
 
 INVALID_PATTERN = "INVALID_PATTERN"
 KAFKA_MAX_TOPIC_LENGTH = 249
-MAX_BACKTRACKING_QUANTIFIERS = 3
-"""Worst case at this limit: about 0.1 s per adversarial 249-character name; 4 costs seconds."""
-
-_LARGE_REPEAT = 16  # a bounded repeat above this counts as unbounded for the guard
+MAX_BACKTRACKING_STEPS = 50_000_000
+"""The guard's budget: an upper bound on backtracking steps for one 249-character name."""
 
 
 class InvalidPatternError(ValueError):
@@ -101,6 +99,7 @@ class _Raw:
 
     py: str
     end: bool = False  # an end-of-input anchor
+    scan: bool = False  # a back-reference: compares up to a whole name, in one way
 
 
 @dataclass
@@ -127,10 +126,6 @@ class _Quant:
     @property
     def repeats(self) -> bool:
         return self.hi is None or self.hi > 1
-
-    @property
-    def unbounded(self) -> bool:
-        return self.hi is None or self.hi > _LARGE_REPEAT
 
     @property
     def backtracks(self) -> bool:
@@ -418,7 +413,9 @@ class _Translator:
             if name not in self.names:
                 raise self.fail(f"named capturing group <{name}> does not exist")
             # Java: a reference to a group that has not matched (still open) fails to match.
-            return _Raw(f"(?P={name})" if name in self.closed_names else "(?!)")
+            if name not in self.closed_names:
+                return _Raw("(?!)")
+            return _Raw(f"(?P={name})", scan=True)
         zero = {"b": "\\b", "B": "\\B", "A": "\\A", "z": "\\Z", "Z": f"(?={_LINE_END}?\\Z)"}
         if ch in zero:
             if ch == "b" and self.peek(1) == "{":
@@ -447,7 +444,7 @@ class _Translator:
         self.i = j
         if ref > self.groups or ref in self.open:
             return _Raw("(?!)")  # Java: fails to match (Python would not compile it)
-        return _Raw(f"(?:\\{ref})")
+        return _Raw(f"(?:\\{ref})", scan=True)
 
     def _class_escape(self) -> tuple[str, str]:
         """After a backslash: ("char", c) | ("set", class contents) | ("neg", one-char regex)."""
@@ -541,7 +538,14 @@ class _Translator:
             parts = ([f"[{contents}]"] if contents else []) + unions
             if not parts:
                 raise self.fail(f"empty character class operand at index {self.i}")
-            operands.append(parts[0] if len(parts) == 1 else "(?:" + "|".join(parts) + ")")
+            if len(parts) == 1:
+                operands.append(parts[0])
+            elif all(p.startswith("[") and not p.startswith("[^") for p in parts):
+                operands.append("[" + "".join(p[1:-1] for p in parts) + "]")  # one set
+            else:
+                # One character either way, but `[a]|[^b]` could match 'a' twice over: an
+                # atomic group keeps the union from multiplying backtracking paths.
+                operands.append("(?>" + "|".join(parts) + ")")
 
         while True:
             ch = self.peek()
@@ -630,6 +634,49 @@ def _first_char(seq: list[_Node]) -> _Char | None:
     return None
 
 
+_CAP = 1 << 128  # costs saturate here: far above any budget, and keeps the arithmetic small
+
+
+def _add(a: int, b: int) -> int:
+    return min(a + b, _CAP)
+
+
+def _mul(a: int, b: int) -> int:
+    return min(a * b, _CAP)
+
+
+def _geometric(w: int, lo: int, hi: int) -> int:
+    """w**lo + ... + w**hi (0 when lo > hi), saturating at _CAP."""
+    if lo > hi:
+        return 0
+    if w <= 1:
+        return hi - lo + 1 if w == 1 else int(lo == 0)
+    if (w.bit_length() - 1) * lo >= _CAP.bit_length():
+        return _CAP
+    total, term = 0, w**lo
+    for _ in range(lo, hi + 1):
+        total = _add(total, term)
+        if total == _CAP:
+            break
+        term *= w
+    return total
+
+
+def _approx(n: int) -> str:
+    return "more than 1e38" if n >= _CAP else f"{n:.1e}"
+
+
+@dataclass
+class _Cost:
+    """Worst-case backtracking of a sub-pattern from one start position, on names of at most
+    KAFKA_MAX_TOPIC_LENGTH characters (see the module docstring)."""
+
+    ways: int  # distinct ways it can match: each is handed to what follows, which may fail
+    steps: int  # work to find and give up all of them
+    minlen: int  # the fewest characters a match consumes
+    culprit: str | None = None  # what makes ways > 1: "quantifier" or "alternatives"
+
+
 class _Guard:
     def __init__(self, pattern: str, ignore_case: bool) -> None:
         self.pattern = pattern
@@ -686,47 +733,86 @@ class _Guard:
                     self.possessify(alt, after if node.transparent else [])
 
     def check(self, alts: list[list[_Node]]) -> None:
-        count = 0
-        stack: list[_Node] = [n for seq in alts for n in seq]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _Group):
-                stack.extend(n for seq in node.alts for n in seq)
-            elif isinstance(node, _Quant):
-                if node.backtracks and node.unbounded:
-                    count += 1
-                if node.repeats and node.backtracks and isinstance(node.atom, _Group):
-                    self._check_repeated_body(node)
-                stack.append(node.atom)
-        if count > MAX_BACKTRACKING_QUANTIFIERS:
+        """Reject the pattern when its backtracking bound exceeds MAX_BACKTRACKING_STEPS."""
+        top = self._alts_cost(alts)
+        total = _add(top.steps, top.ways)  # every way to match is then tested against the end
+        if total > MAX_BACKTRACKING_STEPS:
             raise InvalidPatternError(
                 self.pattern,
-                f"{count} unbounded quantifiers can backtrack for a very long time (at most "
-                f"{MAX_BACKTRACKING_QUANTIFIERS}); make some possessive (e.g. 'x*+')",
+                f"can backtrack through about {_approx(total)} steps on a "
+                f"{KAFKA_MAX_TOPIC_LENGTH}-character name (at most "
+                f"{_approx(MAX_BACKTRACKING_STEPS)}); make quantifiers possessive "
+                "(e.g. 'x*+') or use atomic groups '(?>...)'",
             )
 
-    def _check_repeated_body(self, outer: _Quant) -> None:
-        stack: list[_Node] = [outer.atom]
-        while stack:
-            node = stack.pop()
-            if isinstance(node, _Quant):
-                if node.repeats and node.backtracks:
-                    raise InvalidPatternError(
-                        self.pattern,
-                        f"nested quantifier in {outer.src!r} can backtrack catastrophically; "
-                        "make the inner quantifier possessive (e.g. 'x++') or use an atomic "
-                        "group '(?>...)'",
-                    )
-                stack.append(node.atom)
-            elif isinstance(node, _Group) and node.prefix not in _ATOMIC_PREFIXES:
-                if len(node.alts) > 1 and not self._distinct_starts(node.alts):
-                    raise InvalidPatternError(
-                        self.pattern,
-                        f"alternatives that can start alike, repeated in {outer.src!r}, can "
-                        "backtrack catastrophically; use an atomic group '(?>...)' or a "
-                        "possessive quantifier",
-                    )
-                stack.extend(n for seq in node.alts for n in seq)
+    def _cost(self, node: _Node) -> _Cost:
+        if isinstance(node, _Char):
+            return _Cost(1, 1, 1)
+        if isinstance(node, _Raw):
+            return _Cost(1, KAFKA_MAX_TOPIC_LENGTH if node.scan else 1, 0)
+        if isinstance(node, _Group):
+            inner = self._alts_cost(node.alts)
+            if node.prefix == "(?>":
+                return _Cost(1, inner.steps, inner.minlen)
+            if node.prefix in _ATOMIC_PREFIXES:  # look-around: zero width, one way
+                return _Cost(1, inner.steps, 0)
+            return inner
+        return self._quant_cost(node)
+
+    def _alts_cost(self, alts: list[list[_Node]]) -> _Cost:
+        costs = [self._seq_cost(seq) for seq in alts]
+        steps = 0
+        for c in costs:
+            steps = _add(steps, c.steps)
+        minlen = min(c.minlen for c in costs)
+        culprit = next((c.culprit for c in costs if c.culprit is not None), None)
+        if len(costs) == 1 or self._distinct_starts(alts):
+            # At most one alternative gets past its first character.
+            return _Cost(max(c.ways for c in costs), steps, minlen, culprit)
+        ways = 0
+        for c in costs:
+            ways = _add(ways, c.ways)
+        return _Cost(ways, steps, minlen, "alternatives" if ways > 1 else culprit)
+
+    def _seq_cost(self, seq: list[_Node]) -> _Cost:
+        ways, steps, minlen = 1, 1, 0
+        culprit: str | None = None
+        for node in seq:
+            c = self._cost(node)
+            steps = _add(steps, _mul(ways, c.steps))  # tried once per way to match the prefix
+            ways = _mul(ways, c.ways)
+            minlen += c.minlen
+            if culprit is None and c.ways > 1:
+                culprit = c.culprit
+        return _Cost(ways, steps, minlen, culprit)
+
+    def _quant_cost(self, q: _Quant) -> _Cost:
+        body = self._cost(q.atom)
+        n = KAFKA_MAX_TOPIC_LENGTH
+        # Iterations past `lo` must consume input (an empty one ends the loop in Python).
+        most = n // body.minlen if body.minlen else q.lo + n
+        top = most if q.hi is None else min(q.hi, most)  # iterations that can succeed
+        last = top - 1 if top == q.hi else top  # the deepest partial path that tries once more
+        if q.backtracks:
+            ways = _geometric(body.ways, q.lo, top)  # one way per path of lo..top iterations
+            tries = _geometric(body.ways, 0, last)  # each partial path tries one more
+        else:  # possessive: only the first `lo` iterations can be retried
+            ways = 1
+            tries = _add(_geometric(body.ways, 0, min(q.lo, last)), max(0, last - q.lo))
+        steps = _mul(body.steps, tries)
+        if body.ways > 1 and q.repeats and max(ways, steps) > MAX_BACKTRACKING_STEPS:
+            if body.culprit == "alternatives":
+                detail = (
+                    f"alternatives that can start alike, repeated in {q.src!r}, can backtrack "
+                    "catastrophically; use an atomic group '(?>...)' or a possessive quantifier"
+                )
+            else:
+                detail = (
+                    f"nested quantifier in {q.src!r} can backtrack catastrophically; make the "
+                    "inner quantifier possessive (e.g. 'x++') or use an atomic group '(?>...)'"
+                )
+            raise InvalidPatternError(self.pattern, detail)
+        return _Cost(ways, steps, q.lo * body.minlen, "quantifier" if ways > 1 else None)
 
     def _distinct_starts(self, alts: list[list[_Node]]) -> bool:
         firsts = [_first_char(seq) for seq in alts]

@@ -109,9 +109,9 @@ def plan_group(
     elif plan_elected and election.elected is not None:
         chosen = election.elected
         done = next((p for p in out.plans if p.strategy == chosen), None)
-        if done is None:
-            done = _plan_one(spec, chosen, _elected_assignor(spec, chosen, default_strategies),
-                             previous, out.problems)  # fmt: skip
+        if done is None and chosen not in {name for name, _ in strategies}:  # not failed above
+            assignor = _elected_assignor(spec, chosen, default_strategies)
+            done = _plan_one(spec, chosen, assignor, previous, out.problems)
         if done is not None:
             metrics = {**done.metrics, "elected_strategy": chosen}
             out.plans.append(StrategyPlan(ELECTED, done.rows, metrics))
@@ -121,12 +121,12 @@ def plan_group(
 
 
 def _elected_assignor(spec: GroupSpec, protocol: str, default: Sequence[str]) -> Assignor:
-    """The assignor behind an elected protocol name, found through the names members gave."""
+    """The assignor behind an elected protocol name, found through the names members gave
+    (a plugin is elected by its protocol name but loaded by its class path)."""
     for m in spec.members:
         for name in m.assignment_strategies if m.assignment_strategies is not None else default:
-            resolved, factory = resolve(name)
-            if resolved == protocol:
-                return factory()
+            if classic_protocol_name(name) == protocol:
+                return resolve(name)[1]()
     raise AssertionError(f"elected {protocol!r} is not a name any member gave")
 
 

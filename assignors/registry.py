@@ -72,8 +72,9 @@ def canonical_name(name: str) -> str | None:
     return _CLASS_NAMES.get(name)
 
 
-@lru_cache(maxsize=1024)
-def _resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
+@lru_cache(maxsize=4096)
+def _resolve(name: str) -> tuple[str, Callable[[], Assignor]] | UnknownStrategyError:
+    # Failures are cached too: members of many groups list the same unknown Java class names.
     canonical = canonical_name(name)
     if canonical is not None:
         return canonical, _BUILTINS[canonical]
@@ -81,14 +82,14 @@ def _resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
         try:
             probe = plugins.load_assignor(name)
         except plugins.PluginLoadError as exc:
-            raise UnknownStrategyError(f"assignment strategy {name!r}: {exc}") from exc
+            return UnknownStrategyError(f"assignment strategy {name!r}: {exc}")
 
         def factory() -> Assignor:
             return plugins.load_assignor(name)
 
         return probe.name, factory
     known = ", ".join(sorted(_BUILTINS))
-    raise UnknownStrategyError(
+    return UnknownStrategyError(
         f"unknown assignment strategy {name!r} (known: {known}, or a plugin"
         " 'package.module:ClassName')"
     )
@@ -99,7 +100,10 @@ def resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
 
     Raises UnknownStrategyError naming the culprit (with the reason a plugin cannot load).
     """
-    return _resolve(name.strip())
+    found = _resolve(name.strip())
+    if isinstance(found, UnknownStrategyError):
+        raise UnknownStrategyError(str(found))
+    return found
 
 
 def protocol_name(name: str) -> str | None:

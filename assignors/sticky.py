@@ -20,7 +20,12 @@ Deliberate differences from Java (§4.2 quirks):
 * in a three-way claim the clean rule above decides (Java may drop a partition that a newer
   claimant took over); a claim on a partition number the topic does not have is ignored;
 * the general path only hands a partition back to a lower-generation previous owner that is
-  still subscribed to its topic (Java could assign it to a non-subscriber).
+  still subscribed to its topic (Java could assign it to a non-subscriber);
+* cooperative withholding is computed from valid claims on both paths, where Java's general
+  path compares raw owned lists: a partition handed back to a lower-generation previous owner
+  while a newer-generation member still holds it is withheld for a round. Java assigns it at
+  once, so it is revoked and assigned in the same round, which Kafka's own client-side check
+  forbids for every other cooperative assignor.
 
 Deterministic orders where Java iterates hash maps (§1.3): members are taken in Java string
 order of member id (`group.instance.id` plays no role), topics in Java string order. Hence in

@@ -16,6 +16,8 @@ from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
+NOT_PLANNED: Final = "NOT_PLANNED"
+"""`elections.error` of a group that is not planned (its reasons are in `rejected`)."""
 
 
 class Reason:
@@ -44,6 +46,8 @@ class Reason:
     OWNED_UNKNOWN_TOPIC = "OWNED_UNKNOWN_TOPIC"
     OWNED_UNKNOWN_PARTITION = "OWNED_UNKNOWN_PARTITION"
     DUPLICATE_OWNED_PARTITION = "DUPLICATE_OWNED_PARTITION"
+    NO_MEMBERS = "NO_MEMBERS"
+    EMPTY_GROUP_INSTANCE_ID = "EMPTY_GROUP_INSTANCE_ID"
     # planning errors (a strategy failed for this group)
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
@@ -146,6 +150,28 @@ def null_group_problem(member_id: str | None) -> Problem:
     )
 
 
+def owned_without_group(row: OwnedRow) -> Problem:
+    return Problem(
+        None,
+        row.member_id,
+        row.topic,
+        WARNING,
+        Reason.OWNED_NULL_KEY,
+        "current_assignment row with a null group_id; ignored",
+    )
+
+
+def no_members_problem(group_id: str) -> Problem:
+    return Problem(
+        group_id,
+        None,
+        None,
+        WARNING,
+        Reason.NO_MEMBERS,
+        "current_assignment lists this group but subscriptions has no member; nothing to plan",
+    )
+
+
 PatternResolver = Callable[[str], list[str]]
 """Resolves a `topic_pattern` to the matching topic names; raises ValueError when invalid."""
 
@@ -171,7 +197,7 @@ def build_group(
         problems.append(Problem(group_id, member, topic, severity, reason, detail))
 
     ids = Counter(m.member_id for m in members if m.member_id)
-    instances = Counter(m.group_instance_id for m in members if m.group_instance_id is not None)
+    instances = Counter(m.group_instance_id for m in members if m.group_instance_id)
     for member_id, n in sorted(ids.items()):
         if n > 1:
             problem(ERROR, Reason.DUPLICATE_MEMBER_ID, f"member_id appears {n} times", member_id)
@@ -193,6 +219,14 @@ def build_group(
                 ERROR, Reason.NULL_MEMBER_ID, "subscriptions row with a null or empty member_id"
             )
             continue
+        if row.group_instance_id == "":
+            # Kafka refuses an empty group.instance.id; the member can only be dynamic.
+            problem(
+                WARNING,
+                Reason.EMPTY_GROUP_INSTANCE_ID,
+                "empty group_instance_id; planned as a dynamic member",
+                mid,
+            )
         for name in row.assignment_strategies or ():
             if name is None or not known_strategy(name):
                 problem(
@@ -248,7 +282,7 @@ def build_group(
             Member(
                 member_id=mid,
                 topics=frozenset(topics),
-                group_instance_id=row.group_instance_id,
+                group_instance_id=row.group_instance_id or None,
                 rack=row.client_rack or None,
                 generation=row.generation,
                 assignment_strategies=None

@@ -60,6 +60,8 @@ def _synthetic(spark: SparkSession, n: int, fields: Any, strategies: tuple[str, 
             )
         elif name == "group_id":
             value = F.concat(F.lit("group-"), (idx % 100_000).cast("string"))
+        elif dtype.simpleString() == "array<string>":
+            value = F.array(F.lit("range"), F.lit("cooperative-sticky"))
         elif dtype.simpleString() == "string":
             value = F.concat(F.lit(f"{name}-"), (idx % 9973).cast("string"))
         else:

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pyspark.errors import AnalysisException
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs.schemas import InputTable, SchemaError, conform
@@ -40,8 +39,9 @@ def read_table(spark: SparkSession, input_dir: str, table: InputTable) -> DataFr
         return None
     try:
         df = spark.read.parquet(path)
-    except AnalysisException as exc:
-        raise SchemaError(f"{table.name}: cannot read Parquet at {path}: {exc}") from exc
+    except Exception as exc:  # AnalysisException, or a JVM error reading a corrupt footer
+        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
+        raise SchemaError(f"{table.name}: cannot read Parquet at {path}: {first}") from exc
     return conform(df, table)
 
 

@@ -11,9 +11,11 @@ written), 1 unexpected failure (nothing written: output appears atomically).
 from __future__ import annotations
 
 import argparse
+import atexit
 import datetime as dt
 import logging
 import os
+import shutil
 import sys
 import tempfile
 import time
@@ -28,9 +30,16 @@ if __package__ in (None, ""):  # run as a script by spark-submit: make `jobs` im
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
+from pyspark.sql import types as T
 
-from assignors.registry import ELECTED, UnknownStrategyError, classic_protocol_name, resolve
-from assignors.validation import ERROR, Problem, TopicStatus, check_topic
+from assignors.registry import (
+    ELECTED,
+    UnknownStrategyError,
+    canonical_name,
+    classic_protocol_name,
+    resolve,
+)
+from assignors.validation import ERROR, NOT_PLANNED, Problem, TopicStatus, check_topic
 from jobs import io
 from jobs.config import ConfigError, PlannerConfig, load_config
 from jobs.schemas import (
@@ -117,25 +126,70 @@ def check_strategies(config: PlannerConfig) -> list[str]:
 
 
 def build_session(config: PlannerConfig) -> SparkSession:
-    os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
+    """The job's session: local[*] when run with python, the submitted one under spark-submit.
+
+    The config's [spark] properties never override what spark-submit was given (--conf,
+    --properties-file): they only fill in what is unset.
+    """
     builder = SparkSession.builder.appName("kafka-assignment-planner")
-    if "PYSPARK_GATEWAY_PORT" not in os.environ:  # not under spark-submit: local session
+    submitted = "PYSPARK_GATEWAY_PORT" in os.environ
+    if not submitted:
+        # Local Python workers must run this interpreter (it has pyarrow and pandas); on a
+        # cluster the executors' Python comes from spark.pyspark.python / PYSPARK_PYTHON.
+        os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(os.environ.get("PLANNER_MASTER", "local[*]"))
-    for key, value in config.spark.items():
-        builder = builder.config(key, value)
+        for key, value in config.spark.items():
+            builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    if submitted:
+        given = dict(spark.sparkContext.getConf().getAll())
+        for key, value in config.spark.items():
+            if key not in given:
+                try:
+                    spark.conf.set(key, value)
+                except Exception:  # static properties cannot be set on a running session
+                    log.debug("not applying static Spark property %s under spark-submit", key)
     _ship_code(spark)
     return spark
 
 
 def _ship_code(spark: SparkSession) -> None:
-    """Ship assignors/ and jobs/ to the executors (a cluster has no copy of this repo)."""
-    archive = Path(tempfile.mkdtemp(prefix="planner-code-")) / "planner_code.zip"
+    """Ship assignors/ and jobs/ to the executors (a cluster has no copy of this repo).
+
+    When the code itself runs from an archive (`--py-files planner.zip`), Spark already
+    distributes it and there is nothing to add.
+    """
+    if not all((REPO_ROOT / package).is_dir() for package in ("assignors", "jobs")):
+        return
+    workdir = Path(tempfile.mkdtemp(prefix="planner-code-"))
+    atexit.register(shutil.rmtree, workdir, ignore_errors=True)
+    archive = workdir / "planner_code.zip"
     with zipfile.ZipFile(archive, "w") as zf:
         for package in ("assignors", "jobs"):
             for f in sorted((REPO_ROOT / package).rglob("*.py")):
                 zf.write(f, f.relative_to(REPO_ROOT).as_posix())
     spark.sparkContext.addPyFile(str(archive))
+
+
+def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
+    """Load every configured plugin on an executor before planning: a plugin that the driver
+    can import but the executors cannot (not shipped with --py-files) is a configuration
+    error, not a failure halfway through the job."""
+    if not names:
+        return
+
+    def load(_: object) -> list[str]:
+        failures = []
+        for name in names:
+            try:
+                resolve(name)
+            except UnknownStrategyError as exc:
+                failures.append(str(exc))
+        return failures
+
+    failures = spark.sparkContext.parallelize([0], 1).flatMap(load).collect()
+    if failures:
+        raise ConfigError("on the executors: " + "; ".join(sorted(set(failures))))
 
 
 def topic_catalog(
@@ -183,16 +237,17 @@ def topic_catalog(
 
 def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: int) -> DataFrame:
     """Members and owned partitions in one frame (`kind` tells them apart), with a bucket."""
-    string_null = F.lit(None).cast("string")
+    # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
+    # range, which the planner reports instead of failing on a cast.
+    typed = {**dict(SUBSCRIPTIONS.columns), "generation": T.LongType()}
     members = subscriptions.select(
         F.lit(KIND_MEMBER).alias("kind"),
-        *SUBSCRIPTIONS_COLUMNS,
-        string_null.alias("topic"),
-        F.lit(None).cast("int").alias("partition"),
+        *[F.col(c).cast(typed[c]).alias(c) for c in SUBSCRIPTIONS_COLUMNS],
+        F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast("bigint").alias("partition"),
     )
     frames = [members]
     if current is not None:
-        typed = dict(SUBSCRIPTIONS.columns)
         owned = current.select(
             F.lit(KIND_OWNED).alias("kind"),
             "group_id",
@@ -203,7 +258,7 @@ def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: 
                 if c not in ("group_id", "member_id")
             ],
             "topic",
-            "partition",
+            F.col("partition").cast("bigint").alias("partition"),
         )
         frames.append(owned)
     union = frames[0]
@@ -242,6 +297,9 @@ def run(
 ) -> RunResult:
     started = time.monotonic()
     protocols = check_strategies(config)
+    check_plugins_on_executors(
+        spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
+    )
     log.info("reading inputs from %s", input_dir)
     tables = {t.name: io.read_table(spark, input_dir, t) for t in INPUT_TABLES}
     topic_partitions = tables[TOPIC_PARTITIONS.name]
@@ -282,7 +340,14 @@ def run(
     wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
 
     try:
-        counts = _output_counts(wide)
+        counts = _output_counts(wide)  # runs the planning (the UDF) and fills the cache
+        log.info(
+            "planned %d groups (%d rejected) in %.1f s: %d assignment rows",
+            counts["planned_groups"],
+            counts["rejected_groups"],
+            time.monotonic() - started,
+            counts["assignments"],
+        )
         with io.atomic_output(spark, output_dir) as tmp:
             for kind, (table, fields) in OUTPUT_TABLES.items():
                 log.info("writing %s", table)
@@ -294,6 +359,7 @@ def run(
                     writer = writer.partitionBy("strategy")
                 writer.parquet(f"{tmp}/{table}")
             summary = _summary(wide)
+            log.info("tables written after %.1f s", time.monotonic() - started)
             manifest = {
                 "version": version(),
                 "ds": ds,
@@ -332,7 +398,10 @@ def _output_counts(wide: DataFrame) -> dict[str, Any]:
         _count_if(kind == KIND_METRICS).alias("balance_metrics"),
         _count_if(kind == KIND_ELECTION).alias("elections"),
         _count_if(kind == KIND_REJECTED).alias("rejected"),
-        F.countDistinct(F.when(kind == KIND_METRICS, F.col("group_id"))).alias("planned_groups"),
+        # every input group has one elections row; NOT_PLANNED marks the rejected ones
+        _count_if(
+            (kind == KIND_ELECTION) & ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
+        ).alias("planned_groups"),
         F.countDistinct(F.when(error, F.col("group_id"))).alias("rejected_groups"),
     ).first()
     assert row is not None

@@ -73,8 +73,8 @@ class SchemaError(ValueError):
 
 
 def _accepts(actual: T.DataType, expected: T.DataType) -> bool:
-    """Exact type, or a narrower integer where an int/bigint is expected (Parquet writers
-    often produce int64 for partition numbers; values are range-checked later)."""
+    """Exact type, or another integer type where an int/bigint is expected (Parquet writers
+    often produce int64 for partition numbers)."""
     if actual == expected:
         return True
     if isinstance(expected, T.IntegerType):
@@ -107,7 +107,13 @@ def conform(df: DataFrame, table: InputTable) -> DataFrame:
                 f"{table.name}: column {name!r} has type {actual[name].simpleString()},"
                 f" expected {expected.simpleString()}"
             )
-        cols.append(df[name].cast(expected).alias(name) if actual[name] != expected else df[name])
+        if actual[name] == expected or isinstance(actual[name], T.LongType):
+            # A bigint is kept as is, never narrowed: a cast would fail (ANSI) or wrap on values
+            # beyond int range; the planner reads partitions and generations as Python ints and
+            # reports impossible values as rejected rows.
+            cols.append(df[name])
+        else:
+            cols.append(df[name].cast(expected).alias(name))
     return df.select(*cols)
 
 

@@ -29,13 +29,16 @@ from assignors.registry import (
     resolve,
 )
 from assignors.validation import (
-    WARNING,
+    ERROR,
+    NOT_PLANNED,
     MemberRow,
     OwnedRow,
     Problem,
     TopicStatus,
     build_group,
+    no_members_problem,
     null_group_problem,
+    owned_without_group,
 )
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
@@ -131,6 +134,7 @@ def plan_bucket(
 ) -> pd.DataFrame:
     """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame."""
     cols = {c: pdf[c].tolist() for c in INPUT_COLUMNS}
+    out = _Output()
     members: dict[str | None, list[MemberRow]] = {}
     owned: dict[str, list[OwnedRow]] = {}
     for i, kind in enumerate(cols["kind"]):
@@ -147,14 +151,15 @@ def plan_bucket(
                     generation=_int(cols["generation"][i]),
                 )
             )
-        elif gid is not None:
-            owned.setdefault(gid, []).append(
-                OwnedRow(
-                    _opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i])
-                )
+        else:
+            owned_row = OwnedRow(
+                _opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i])
             )
+            if gid is None:
+                out.problems([owned_without_group(owned_row)])
+            else:
+                owned.setdefault(gid, []).append(owned_row)
 
-    out = _Output()
     assignors = ctx.assignors()
     resolve_pattern = _pattern_resolver(sorted(catalog))
     for row in members.pop(None, []):
@@ -165,7 +170,9 @@ def plan_bucket(
             gid, named[gid], owned.pop(gid, ()), catalog, _known_strategy, resolve_pattern
         )
         out.problems(problems)
-        if spec is not None:
+        if spec is None:
+            out.not_planned(gid)
+        else:
             plan = plan_group(
                 spec,
                 assignors,
@@ -175,19 +182,7 @@ def plan_bucket(
             )
             out.plan(plan)
     for gid in sorted(owned):
-        out.problems(
-            [
-                Problem(
-                    gid,
-                    None,
-                    None,
-                    WARNING,
-                    "NO_MEMBERS",
-                    "current_assignment lists this group but subscriptions has no member;"
-                    " nothing to plan",
-                )
-            ]
-        )
+        out.problems([no_members_problem(gid)])
     return out.frame()
 
 
@@ -210,14 +205,28 @@ class _Output:
             r["reason"].append(p.reason)
             r["detail"].append(p.detail)
 
+    def election(
+        self, group_id: str, elected: str | None, candidates: list[str], error: str | None
+    ) -> None:
+        e = self.e
+        e["group_id"].append(group_id)
+        e["elected_strategy"].append(elected)
+        e["candidate_strategies"].append(candidates)
+        e["error"].append(error)
+
+    def not_planned(self, group_id: str) -> None:
+        """The `elections` row of a rejected group: every input group has one."""
+        self.election(group_id, None, [], NOT_PLANNED)
+
     def plan(self, plan: GroupPlan) -> None:
         self.problems(plan.problems)
-        if plan.election is not None:
-            e = self.e
-            e["group_id"].append(plan.group_id)
-            e["elected_strategy"].append(plan.election.elected)
-            e["candidate_strategies"].append(plan.election.candidate_strategies)
-            e["error"].append(plan.election.error)
+        rejected = any(p.severity == ERROR for p in plan.problems)
+        election = plan.election
+        if election is None:
+            self.not_planned(plan.group_id)
+        else:
+            error = NOT_PLANNED if rejected else election.error
+            self.election(plan.group_id, election.elected, election.candidate_strategies, error)
         a, m = self.a, self.m
         for sp in plan.plans:
             n = len(sp.rows)

@@ -18,7 +18,7 @@ from estate_builders import member, write_estate
 from jobs import io
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
-from jobs.sample_estate import generate, write
+from jobs.sample_estate import SCHEMAS, generate, write
 from jobs.schemas import SchemaError
 
 pytestmark = pytest.mark.e2e
@@ -105,7 +105,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
     assert manifest["output_rows"] == {
         "assignments": 38,
         "balance_metrics": 4,
-        "elections": 2,
+        "elections": 3,
         "rejected": 1,
     }
     assert manifest["input_rows"]["current_assignment"] is None
@@ -190,10 +190,11 @@ def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_pat
     a, b = read_all(spark, tmp_path / "a"), read_all(spark, tmp_path / "b")
     for name in a:
         assert_df_equality(a[name], b[name])
-    # Same rows in the same files, too: the data files are byte-identical.
-    for name in ("balance_metrics", "rejected"):
-        files_a = sorted((tmp_path / "a" / name).glob("part-*.parquet"))
-        files_b = sorted((tmp_path / "b" / name).glob("part-*.parquet"))
+    # Same rows in the same files, too: the data files hold identical data.
+    for name in ("assignments", "balance_metrics", "elections", "rejected"):
+        files_a = sorted((tmp_path / "a" / name).rglob("part-*.parquet"))
+        files_b = sorted((tmp_path / "b" / name).rglob("part-*.parquet"))
+        assert len(files_a) == len(files_b) > 0
         assert [pq.read_table(f).to_pydict() for f in files_a] == [
             pq.read_table(f).to_pydict() for f in files_b
         ]
@@ -303,4 +304,99 @@ def test_configuration_errors_exit_nonzero_before_planning(
         code = exc.code
     assert code == 2
     assert message in capsys.readouterr().err + caplog.text
+    assert not (tmp_path / "out").exists()
+
+
+def test_bad_rows_become_rejected_rows(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Null keys, int64 values beyond int range, orphan rows: reported, never a crash."""
+    estate = tmp_path / "in"
+    for name, table in {
+        "topic_partitions": pa.table(
+            {
+                "topic": ["t", "t", None, "huge"],
+                "partition": pa.array([0, 1, 0, 2**40], pa.int64()),
+            }
+        ),
+        "subscriptions": pa.table(
+            {
+                "group_id": ["g", "g", None, "lost"],
+                "member_id": ["a", "b", "x", "m"],
+                "group_instance_id": [None, "", None, None],
+                "client_rack": pa.array([None] * 4, pa.string()),
+                "topics": [["t"], ["t"], ["t"], ["huge"]],
+                "topic_pattern": pa.array([None] * 4, pa.string()),
+                "assignment_strategies": pa.array([None] * 4, pa.list_(pa.string())),
+                "generation": pa.array([2**40, 1, None, None], pa.int64()),
+            }
+        ),
+        "current_assignment": pa.table(
+            {
+                "group_id": ["g", None, "gone"],
+                "member_id": ["a", "a", "z"],
+                "topic": ["t", "t", "t"],
+                "partition": pa.array([2**33, 0, 0], pa.int64()),
+            }
+        ),
+    }.items():
+        (estate / name).mkdir(parents=True)
+        pq.write_table(table, estate / name / "part-0.parquet")
+    out = tmp_path / "out"
+    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "elected")))
+    rejected = {
+        (r["group_id"], r["member_id"], r["severity"], r["reason"])
+        for r in spark.read.parquet(str(out / "rejected")).collect()
+    }
+    assert rejected == {
+        (None, None, "warning", "NULL_TOPIC"),
+        (None, None, "error", "NON_CONTIGUOUS_PARTITIONS"),  # "huge": only partition 2**40
+        ("lost", None, "error", "NON_CONTIGUOUS_PARTITIONS"),
+        (None, "x", "error", "NULL_GROUP_ID"),
+        (None, "a", "warning", "OWNED_NULL_KEY"),
+        ("g", "b", "warning", "EMPTY_GROUP_INSTANCE_ID"),
+        ("g", "a", "warning", "OWNED_UNKNOWN_PARTITION"),
+        ("gone", None, "warning", "NO_MEMBERS"),
+    }
+    elections = {
+        r["group_id"]: (r["elected_strategy"], r["error"])
+        for r in spark.read.parquet(str(out / "elections")).collect()
+    }
+    assert elections == {"g": ("range", None), "lost": (None, "NOT_PLANNED")}
+    assert result.manifest["groups"] == {"input": 2, "planned": 1, "rejected": 1}
+    rows = spark.read.parquet(str(out / "assignments")).where("strategy = 'range'").collect()
+    assert sorted((r["member_id"], r["partition"], r["group_instance_id"]) for r in rows) == [
+        ("a", 0, None),
+        ("b", 1, None),
+    ]
+
+
+@pytest.mark.parametrize(
+    ("table", "data", "message"),
+    [
+        (
+            "subscriptions",
+            {
+                **{c: pa.array([None], pa.string()) for c in SCHEMAS["subscriptions"].names},
+                "topics": pa.array([[1]], pa.list_(pa.int32())),
+            },
+            "subscriptions: column 'topics' has type array<int>, expected array<string>",
+        ),
+        (
+            "topic_partitions",
+            None,  # not Parquet at all
+            "topic_partitions: cannot read Parquet",
+        ),
+    ],
+)
+def test_unreadable_or_mistyped_inputs_are_schema_errors(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, table: str, data: dict[str, Any] | None, message: str
+) -> None:
+    estate = write_estate(tmp_path / "in", {"t": 1}, [member("g", "c", ["t"])])
+    for f in (estate / table).iterdir():
+        f.unlink()
+    if data is None:
+        (estate / table / "part-0.parquet").write_text("this is not parquet")
+    else:
+        pq.write_table(pa.table(data), estate / table / "part-0.parquet")
+    with pytest.raises(SchemaError, match=message):
+        run(spark, str(estate), str(tmp_path / "out"), PlannerConfig(strategies=("range",)))
     assert not (tmp_path / "out").exists()

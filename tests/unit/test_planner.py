@@ -68,3 +68,46 @@ def test_failing_strategy_rejects_the_group() -> None:
     ]
     assert "plugin exploded" in plan.problems[0].detail
     assert "'boom'" in plan.problems[0].detail
+
+
+def voters(*lists: list[str] | None) -> GroupSpec:
+    return GroupSpec(
+        "g",
+        tuple(
+            Member(f"c{i}", frozenset({"t"}), assignment_strategies=None if s is None else tuple(s))
+            for i, s in enumerate(lists)
+        ),
+        {"t": TopicMetadata("t", 4)},
+    )
+
+
+def test_elected_plans_the_elected_strategy_and_ignores_unknown_names() -> None:
+    spec = voters(["com.acme.LagAssignor", "roundrobin"], ["roundrobin", "range"])
+    plan = plan_group(spec, [("range", RangeAssignor())], False, plan_elected=True)
+    assert plan.problems == []
+    assert plan.election is not None
+    assert plan.election.elected == "roundrobin"
+    assert [p.strategy for p in plan.plans] == ["range", "elected"]
+    elected = plan.plans[1]
+    assert elected.metrics["elected_strategy"] == "roundrobin"
+    assert sorted((r[0], r[3]) for r in elected.rows) == [
+        ("c0", 0),
+        ("c0", 2),
+        ("c1", 1),
+        ("c1", 3),
+    ]
+
+
+def test_elected_strategy_that_failed_is_not_run_twice() -> None:
+    plan = plan_group(voters(None, None), [("range", Raising())], False, plan_elected=True)
+    assert plan.plans == []
+    assert [p.reason for p in plan.problems] == ["ASSIGNOR_FAILED"]
+
+
+def test_no_common_strategy_is_a_warning_and_no_elected_plan() -> None:
+    plan = plan_group(voters(["range"], ["roundrobin"]), [("range", RangeAssignor())], False,
+                      plan_elected=True)  # fmt: skip
+    assert [p.strategy for p in plan.plans] == ["range"]
+    assert [(p.severity, p.reason) for p in plan.problems] == [
+        ("warning", "INCONSISTENT_GROUP_PROTOCOL")
+    ]

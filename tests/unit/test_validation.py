@@ -183,3 +183,10 @@ def test_check_topic(
 def test_null_group_problem() -> None:
     p = null_group_problem("m")
     assert (p.group_id, p.member_id, p.severity, p.reason) == (None, "m", ERROR, "NULL_GROUP_ID")
+
+
+def test_empty_group_instance_id_is_a_dynamic_member() -> None:
+    spec, problems = build([MemberRow("a", "", topics=["t1"]), MemberRow("b", "", topics=["t1"])])
+    assert reasons(problems) == [(WARNING, Reason.EMPTY_GROUP_INSTANCE_ID)] * 2
+    assert spec is not None
+    assert [m.group_instance_id for m in spec.members] == [None, None]
