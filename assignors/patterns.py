@@ -5,13 +5,16 @@ A member that subscribes by pattern gets every topic whose *whole* name matches 
 subscription. Patterns are written in Java's regex dialect, so `compile_java_pattern`
 translates it to Python's `re`, or raises `InvalidPatternError` (reason `INVALID_PATTERN`):
 
-* translated: possessive quantifiers and atomic groups (native since Python 3.11),
+* translated: possessive quantifiers and atomic groups (native since Python 3.11; a
+  possessive quantifier on a group is written as the atomic group it means, `(x)*+` ->
+  `(?>(x)*)`, as CPython 3.11 can raise SystemError on the former: python/cpython#101955),
   `(?<name>...)`/`\\k<name>` (Python spells them `(?P<name>...)`/`(?P=name)`), `\\Q...\\E`,
   `\\z` and `\\Z`, `\\h \\H \\v \\V \\R \\e \\cX`, `\\x{...}`, Java octal `\\0nnn`, POSIX classes
   `\\p{Alpha}` etc. (US-ASCII, as Java's default), Unicode general categories `\\p{Lu}` /
-  `\\pL` / `\\p{IsL}` / `\\p{gc=L}`, class union `[a-c[x-z]]` and intersection `[a-z&&[^x]]`,
-  Java's numeric back-reference rule, and inline flags anywhere (`a(?i)b|c`: Java applies
-  the flag up to the end of the enclosing group, across `|`).
+  `\\pL` / `\\p{IsL}` / `\\p{gc=L}`, class union `[a-c[x-z]]` (one set, or an atomic
+  group when a part is negated) and intersection `[a-z&&[^x]]`, Java's numeric
+  back-reference rule, and inline flags anywhere (`a(?i)b|c`: Java applies the flag up to
+  the end of the enclosing group, across `|`).
 * Java defaults kept: `\\d \\w \\s \\b` and case-insensitivity are ASCII-only (Python's `re.ASCII`);
   `(?U)` switches to Unicode. `(?u)` (Unicode case folding alone) and `(?d)` (UNIX_LINES) are
   accepted without effect: Python cannot separate them from `(?U)`, and they only change
@@ -27,21 +30,63 @@ translates it to Python's `re`, or raises `InvalidPatternError` (reason `INVALID
 Backtracking guard. Java and Python both match by backtracking, so `(a+)+b` against a long
 `aaaa...` takes exponential time, and CPython cannot interrupt a running match (a timeout
 thread does not help; a subprocess per match is far too slow for 100k groups). The guard is
-therefore static, on the parsed pattern, and cheap:
+therefore static, on the parsed pattern, and cheap (about a millisecond per pattern, plus
+0.1 s once per process when two classes are first compared in step 1):
 
 1. *Auto-possessification* (safe rewriting, as PCRE does): a greedy or lazy quantifier on a
    single-character atom becomes possessive when what must follow it can never match the
-   same character (`[a-z]+\\.` -> `[a-z]++\\.`, a trailing `.*` -> `.*+`). This never changes
-   which names match.
-2. Rejected as INVALID_PATTERN: a repeated (non-possessive) group containing another
-   non-possessive repeating quantifier (`(a+)+`, `(\\w*x?)*`) or an alternation whose
-   branches may start with the same character (`(a|ab)*`); and more than
-   `MAX_BACKTRACKING_QUANTIFIERS` non-possessive unbounded quantifiers in total, whose
-   polynomial cost `O(n^k)` grows too fast even for 249-character names.
-3. `match_topics` ignores names longer than Kafka's 249-character limit (no real topic has
-   one), which bounds the polynomial cases the guard lets through.
+   same character (`[a-z]+\\.` -> `[a-z]++\\.`, `([a-z0-9]+[-.])*`, a trailing `.*` -> `.*+`).
+   Two characters are compared exactly when one is a literal or can only match ASCII (then
+   all 128 are tried), and are otherwise assumed to overlap; an inline flag (`(?i)`, `(?s)`,
+   `(?U)`) turned on anywhere is assumed everywhere. This never changes which names match.
+2. *A worst-case bound*, computed bottom-up on the rewritten pattern for names of at most
+   N = 249 characters. For each sub-pattern and start position, `ways` bounds the number of
+   distinct ways it can match (each is handed to what follows, which may fail and come back
+   for the next one), and `steps` the work to find and give up all of them:
 
-The message always says how to rewrite the pattern (possessive quantifiers or atomic groups).
+   * a character or class, an anchor: 1 way, 1 step; a back-reference: 1 way, N steps;
+   * a sequence: ways multiply, and each item's steps are paid once per way of matching
+     what precedes it;
+   * alternatives: steps add up; ways add up too, unless every alternative starts with a
+     character that none of the others can start with (`(eu|us)`: only one gets further);
+   * an atomic group, a look-around, a possessive quantifier (written, or made so by step 1):
+     1 way, the steps of what is inside;
+   * `x{lo,hi}`, where `x` has `w` ways: at most `top = min(hi, N // shortest match of x)`
+     iterations (`lo + N` when `x` can match empty: an empty iteration ends the loop);
+     ways `w**lo + ... + w**top`; each partial path (`w**0 + ... + w**(top-1)` of them)
+     tries `x` once more, paying its steps and, for a group (or a class Python runs as
+     one, such as `[a[^b]]`), 20 steps to enter it and 20 per way out. A possessive
+     `x{lo,hi}+` can only retry its first `lo` iterations.
+
+   The pattern is INVALID_PATTERN when `steps + ways` of the whole exceeds
+   `MAX_BACKTRACKING_STEPS` (1e8). On adversarial names (long runs of the pattern's own
+   characters, spoiled by a last one), the slowest accepted patterns were measured at about
+   0.1 s per 249-character name (0.2 s on a loaded machine); ordinary ones take
+   microseconds. What it rejects:
+
+   * a repeat of a body that can match the same text in more than one way: any
+     non-possessive inner quantifier, `?` and `{0,n}` included (`(a+)+`, `(a?a?)*`,
+     `(\\w?\\w?)+`, `(x+x+)+`, `(a{0,16}){0,16}`), or alternatives that can start alike
+     (`(a|a)*`, `(a|ab)*`). `w >= 2` to the power of up to 249 is astronomical, so only a
+     small bounded count of such a body passes (`(ab?b?){3}c`); the message names the
+     repeat.
+   * too many backtracking quantifiers in a row, a bounded one counting by its range:
+     three unbounded `.*a.*a.*b` (4.7e7 steps) pass, four (1.2e10) do not; six `a{0,16}`
+     pass, seven (17**6 ways of splitting the a's before the last) do not.
+3. `match_topics` ignores names longer than Kafka's 249-character limit (no real topic has
+   one), which the bound relies on.
+
+The message always says how to rewrite the pattern (possessive quantifiers or atomic
+groups). Known false positives, rejected although fast in practice:
+
+* the bound lets every way of matching a prefix reach every later item with a full-length
+  name left: `.*\\..*\\..*\\.v[0-9]+` (three `.*` that can give characters back, then a
+  repeat: 4e9) is rejected though the `.v` before the last repeat makes it cheap;
+* a first character that is not a single atom counts as any character, so an alternative
+  starting with an optional item or empty makes the alternatives start alike: `(-?x|y)+`,
+  `(|a)*`;
+* two classes that may both match non-ASCII characters count as overlapping, so
+  `(?U)(\\w+\\W)*` is rejected (`(\\w+\\W)*` is accepted).
 
 >>> match_topics(r"orders\\.(eu|us)\\..*", ["orders.eu.v1", "orders.apac.v1", "xorders.eu.v1"])
 ['orders.eu.v1']
@@ -67,8 +112,8 @@ from assignors.model import java_sorted
 
 INVALID_PATTERN = "INVALID_PATTERN"
 KAFKA_MAX_TOPIC_LENGTH = 249
-MAX_BACKTRACKING_STEPS = 50_000_000
-"""The guard's budget: an upper bound on backtracking steps for one 249-character name."""
+MAX_BACKTRACKING_STEPS = 100_000_000
+"""The guard's budget for one 249-character name (see the module docstring): about 0.1 s."""
 
 
 class InvalidPatternError(ValueError):
@@ -91,6 +136,11 @@ class _Char:
 
     py: str
     literal: str | None = None
+
+    @property
+    def single(self) -> bool:
+        """Python sees one character test here, not a group (as for `(?>[a]|[^b])`)."""
+        return not self.py.startswith("(")
 
 
 @dataclass
@@ -144,6 +194,10 @@ def _emit(node: _Node) -> str:
     if node.auto:
         text = (text[:-1] if node.mode else text) + "+"
     atom = _emit(node.atom)
+    if node.mode == "+" and not isinstance(node.atom, _Char):
+        # The same by definition, and CPython 3.11 can raise SystemError on a possessive
+        # repeat of a group that captures (python/cpython#101955): `(?>(x)*)` for `(x)*+`.
+        return f"(?>{atom}{text[:-1]})"
     return atom + text
 
 
@@ -225,7 +279,9 @@ class _Translator:
         self.open: list[int] = []  # capturing groups still open
         self.names: dict[str, int] = {}
         self.closed_names: set[str] = set()
-        self.ignore_case = False
+        # Every flag turned on anywhere: the guard assumes it everywhere (which only makes it
+        # decide "these characters may overlap" more often).
+        self.flags_seen = re.ASCII
 
     def fail(self, detail: str) -> InvalidPatternError:
         return InvalidPatternError(self.s, detail)
@@ -328,9 +384,12 @@ class _Translator:
                 on = False
             elif ch in "ims":
                 flags[ch] = on
-                self.ignore_case |= ch == "i" and on
+                if on and ch != "m":
+                    self.flags_seen |= re.IGNORECASE if ch == "i" else re.DOTALL
             elif ch == "U":
                 flags["U"] = on
+                if on:
+                    self.flags_seen = (self.flags_seen & ~re.ASCII) | re.UNICODE
             elif ch in "du":
                 pass  # UNIX_LINES / UNICODE_CASE: no effect on legal topic names (module doc)
             elif ch == "x":
@@ -634,6 +693,7 @@ def _first_char(seq: list[_Node]) -> _Char | None:
     return None
 
 
+_GROUP_TRY = 20  # the extra cost of entering or leaving a repeated group, in steps
 _CAP = 1 << 128  # costs saturate here: far above any budget, and keeps the arithmetic small
 
 
@@ -677,19 +737,49 @@ class _Cost:
     culprit: str | None = None  # what makes ways > 1: "quantifier" or "alternatives"
 
 
+_ASCII = "".join(map(chr, range(128)))
+
+
+@lru_cache(maxsize=1)
+def _non_ascii() -> str:
+    """Every other code point (4 MB, built once, in about 0.1 s)."""
+    return "".join(map(chr, range(128, 0x110000)))
+
+
+@lru_cache(maxsize=1024)
+def _ascii_only(py: str, flags: re.RegexFlag) -> bool:
+    """Whether a one-character expression matches no character outside ASCII (ms each)."""
+    return re.compile(py, flags).search(_non_ascii()) is None
+
+
 class _Guard:
-    def __init__(self, pattern: str, ignore_case: bool) -> None:
+    def __init__(self, pattern: str, flags: re.RegexFlag) -> None:
         self.pattern = pattern
-        self.flags = re.ASCII | (re.IGNORECASE if ignore_case else 0)
+        # With `(?U)` somewhere, a character may be matched in either mode: try both. (Modes
+        # are whole-pattern flags here: CPython's `search` misreads a scoped `(?u:...)`.)
+        base = flags & ~(re.ASCII | re.UNICODE)
+        self.modes = [base | re.ASCII] + ([base] if flags & re.UNICODE else [])
 
     def disjoint(self, a: _Char, b: _Char) -> bool:
-        """True when no character can match both (decided only when one is a literal)."""
+        """True when no character can match both.
+
+        Decided exactly when one side is a literal, or can only match ASCII characters (then
+        the 128 of them are tried); otherwise assumed to overlap.
+        """
         if a.literal is None:
             a, b = b, a
-        if a.literal is None:
-            return False
         try:
-            return re.compile(b.py, self.flags).fullmatch(a.literal) is None
+            if a.literal is not None:
+                literal = a.literal
+                return not any(re.compile(b.py, m).fullmatch(literal) for m in self.modes)
+            if not any(all(_ascii_only(c.py, m) for m in self.modes) for c in (a, b)):
+                return False
+            ra = [re.compile(a.py, m) for m in self.modes]
+            rb = [re.compile(b.py, m) for m in self.modes]
+            return not any(
+                any(r.fullmatch(ch) for r in ra) and any(r.fullmatch(ch) for r in rb)
+                for ch in _ASCII
+            )
         except re.error:
             return False
 
@@ -799,7 +889,10 @@ class _Guard:
         else:  # possessive: only the first `lo` iterations can be retried
             ways = 1
             tries = _add(_geometric(body.ways, 0, min(q.lo, last)), max(0, last - q.lo))
-        steps = _mul(body.steps, tries)
+        per_try = body.steps
+        if not (isinstance(q.atom, _Char) and q.atom.single):  # in and out of a group body
+            per_try = _add(per_try, _mul(_GROUP_TRY, _add(body.ways, 1)))
+        steps = _mul(per_try, tries)
         if body.ways > 1 and q.repeats and max(ways, steps) > MAX_BACKTRACKING_STEPS:
             if body.culprit == "alternatives":
                 detail = (
@@ -845,7 +938,7 @@ def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     t = _Translator(pattern)
     try:
         alts = t.parse()
-        guard = _Guard(pattern, t.ignore_case)
+        guard = _Guard(pattern, t.flags_seen)
         for seq in alts:
             guard.possessify(seq, [None])
         guard.check(alts)

@@ -46,17 +46,24 @@ from jobs.schemas import (
     CURRENT_ASSIGNMENT,
     INPUT_TABLES,
     KIND_ASSIGNMENT,
-    KIND_ELECTION,
-    KIND_METRICS,
     KIND_REJECTED,
     OFFSETS,
     OUTPUT_TABLES,
+    PAYLOAD,
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
     SchemaError,
+    struct,
 )
-from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, bucket_function
+from jobs.udf import (
+    INPUT_COLUMNS,
+    KIND_MEMBER,
+    KIND_OWNED,
+    PlanContext,
+    bucket_function,
+    problem_payload,
+)
 
 log = logging.getLogger("planner")
 REPO_ROOT = Path(__file__).resolve().parent.parent
@@ -238,11 +245,19 @@ def topic_catalog(
 def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: int) -> DataFrame:
     """Members and owned partitions in one frame (`kind` tells them apart), with a bucket."""
     # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
-    # range, which the planner reports instead of failing on a cast.
+    # range, which the planner reports instead of failing on a cast. The array columns travel
+    # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> measured ~6x slower
+    # than the whole rest of the input side.
+    as_json = ("topics", "assignment_strategies")
     typed = {**dict(SUBSCRIPTIONS.columns), "generation": T.LongType()}
+    for c in as_json:
+        typed[c] = T.StringType()
     members = subscriptions.select(
         F.lit(KIND_MEMBER).alias("kind"),
-        *[F.col(c).cast(typed[c]).alias(c) for c in SUBSCRIPTIONS_COLUMNS],
+        *[
+            (F.to_json(c) if c in as_json else F.col(c).cast(typed[c])).alias(c)
+            for c in SUBSCRIPTIONS_COLUMNS
+        ],
         F.lit(None).cast("string").alias("topic"),
         F.lit(None).cast("bigint").alias("partition"),
     )
@@ -272,13 +287,20 @@ SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 
 
 def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
-    rows = [
-        (KIND_REJECTED, p.group_id, p.member_id, p.topic, p.severity, p.reason, p.detail)
-        for p in problems
-    ]
-    cols = ["kind", "group_id", "member_id", "topic", "severity", "reason", "detail"]
-    frame = spark.createDataFrame(rows, WIDE_SCHEMA.__class__([WIDE_SCHEMA[c] for c in cols]))
-    return frame
+    """Driver-side `rejected` rows (topic checks) in the UDF's output form."""
+    rows = [(KIND_REJECTED, p.group_id, problem_payload(p)) for p in problems]
+    return spark.createDataFrame(rows, "kind string, group_id string, payload string")
+
+
+def split_output(wide: DataFrame) -> dict[str, DataFrame]:
+    """The output tables of the UDF's frame, with the contract's column types."""
+    out = {}
+    for kind, (table, fields) in OUTPUT_TABLES.items():
+        rows = wide.where(F.col("kind") == kind)
+        if kind != KIND_ASSIGNMENT:
+            rows = rows.select(F.from_json(PAYLOAD, struct(fields)).alias("r")).select("r.*")
+        out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
+    return out
 
 
 def _sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
@@ -332,15 +354,19 @@ def run(
     catalog_bc = spark.sparkContext.broadcast(catalog)
     wide = (
         planner_input(subscriptions, current, buckets)
+        # One task per bucket, spread over every core: AQE would coalesce the shuffle into
+        # fewer, uneven tasks (an explicit repartition is left alone).
+        .repartition(buckets, "bucket")
         .groupBy("bucket")
         .applyInPandas(bucket_function(lambda: catalog_bc.value, ctx), WIDE_SCHEMA)
     )
     if topic_problems:
         wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
     wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
+    outputs = split_output(wide)
 
     try:
-        counts = _output_counts(wide)  # runs the planning (the UDF) and fills the cache
+        counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
         log.info(
             "planned %d groups (%d rejected) in %.1f s: %d assignment rows",
             counts["planned_groups"],
@@ -349,16 +375,13 @@ def run(
             counts["assignments"],
         )
         with io.atomic_output(spark, output_dir) as tmp:
-            for kind, (table, fields) in OUTPUT_TABLES.items():
+            for table, frame in outputs.items():
                 log.info("writing %s", table)
-                frame = wide.where(F.col("kind") == kind).select(
-                    *[F.col(n).cast(t).alias(n) for n, t, _ in fields]
-                )
                 writer = _sorted_for_write(frame, table, config.output_files).write.mode("error")
                 if table == "assignments":
                     writer = writer.partitionBy("strategy")
                 writer.parquet(f"{tmp}/{table}")
-            summary = _summary(wide)
+            summary = _summary(outputs["balance_metrics"])
             log.info("tables written after %.1f s", time.monotonic() - started)
             manifest = {
                 "version": version(),
@@ -390,23 +413,22 @@ def _count_if(cond: Column) -> Column:
     return F.sum(F.when(cond, 1).otherwise(0))
 
 
-def _output_counts(wide: DataFrame) -> dict[str, Any]:
-    kind = F.col("kind")
-    error = (kind == KIND_REJECTED) & (F.col("severity") == ERROR)
-    row = wide.agg(
-        _count_if(kind == KIND_ASSIGNMENT).alias("assignments"),
-        _count_if(kind == KIND_METRICS).alias("balance_metrics"),
-        _count_if(kind == KIND_ELECTION).alias("elections"),
-        _count_if(kind == KIND_REJECTED).alias("rejected"),
-        # every input group has one elections row; NOT_PLANNED marks the rejected ones
-        _count_if(
-            (kind == KIND_ELECTION) & ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
-        ).alias("planned_groups"),
-        F.countDistinct(F.when(error, F.col("group_id"))).alias("rejected_groups"),
-    ).first()
-    assert row is not None
-    by_reason = wide.where(kind == KIND_REJECTED).groupBy("severity", "reason").count().collect()
-    out: dict[str, Any] = {k: int(row[k] or 0) for k in row.asDict()}
+def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, Any]:
+    kinds = {r["kind"]: int(r["count"]) for r in wide.groupBy("kind").count().collect()}
+    out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
+    # every input group has one elections row; NOT_PLANNED marks the rejected ones
+    elections = outputs["elections"]
+    out["planned_groups"] = elections.where(
+        ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
+    ).count()
+    rejected = outputs["rejected"]
+    out["rejected_groups"] = (
+        rejected.where((F.col("severity") == ERROR) & F.col("group_id").isNotNull())
+        .select("group_id")
+        .distinct()
+        .count()
+    )
+    by_reason = rejected.groupBy("severity", "reason").count().collect()
     out["by_reason"] = {
         f"{r['severity']}:{r['reason']}": int(r["count"])
         for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
@@ -414,11 +436,10 @@ def _output_counts(wide: DataFrame) -> dict[str, Any]:
     return out
 
 
-def _summary(wide: DataFrame) -> list[dict[str, Any]]:
+def _summary(metrics: DataFrame) -> list[dict[str, Any]]:
     """Per-strategy summary for the console (computed from the metrics rows)."""
     rows = (
-        wide.where(F.col("kind") == KIND_METRICS)
-        .groupBy("strategy")
+        metrics.groupBy("strategy")
         .agg(
             F.count(F.lit(1)).alias("groups"),
             F.sum("partition_count").alias("partitions"),

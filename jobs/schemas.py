@@ -167,7 +167,11 @@ BALANCE_METRICS_SCHEMA = struct(BALANCE_METRICS_FIELDS)
 REJECTED_SCHEMA = struct(REJECTED_FIELDS)
 ELECTIONS_SCHEMA = struct(ELECTIONS_FIELDS)
 
-# The UDF returns all output tables in one wide frame, told apart by `kind`.
+# The UDF returns every output table in one frame, told apart by `kind`. Assignment rows (the
+# millions) use the typed columns of `assignments`; the rows of the small tables (one per
+# group and strategy at most) travel as a JSON `payload` parsed back with the table's schema.
+# One frame with the union of all columns would carry ~30 mostly-null columns per assignment
+# row through Arrow, the JVM and the cache, which measured as the job's largest cost.
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
 OUTPUT_TABLES = {
     KIND_ASSIGNMENT: ("assignments", ASSIGNMENTS_FIELDS),
@@ -175,17 +179,10 @@ OUTPUT_TABLES = {
     KIND_ELECTION: ("elections", ELECTIONS_FIELDS),
     KIND_REJECTED: ("rejected", REJECTED_FIELDS),
 }
-
-
-def _wide_fields() -> list[tuple[str, T.DataType]]:
-    seen: dict[str, T.DataType] = {"kind": STRING}
-    for _, fields in OUTPUT_TABLES.values():
-        for name, dtype, _nullable in fields:
-            if name in seen and seen[name] != dtype:
-                raise AssertionError(f"output column {name} has two types")
-            seen.setdefault(name, dtype)
-    return list(seen.items())
-
-
-WIDE_FIELDS = _wide_fields()
+PAYLOAD = "payload"
+WIDE_FIELDS: list[tuple[str, T.DataType]] = [
+    ("kind", STRING),
+    *((name, dtype) for name, dtype, _ in ASSIGNMENTS_FIELDS),
+    (PAYLOAD, STRING),
+]
 WIDE_SCHEMA = T.StructType([T.StructField(n, t, True) for n, t in WIDE_FIELDS])

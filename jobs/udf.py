@@ -10,6 +10,7 @@ path is tested against.
 
 from __future__ import annotations
 
+import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -42,13 +43,12 @@ from assignors.validation import (
 )
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
-    BALANCE_METRICS_FIELDS,
-    ELECTIONS_FIELDS,
     KIND_ASSIGNMENT,
     KIND_ELECTION,
     KIND_METRICS,
     KIND_REJECTED,
-    REJECTED_FIELDS,
+    OUTPUT_TABLES,
+    PAYLOAD,
     WIDE_FIELDS,
 )
 
@@ -101,8 +101,11 @@ def _opt(v: Any) -> Any:
 
 
 def _strings(v: Any) -> list[str | None] | None:
+    """An array<string> column, which the Spark side sends as JSON text (see planner_input)."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return None
+    if isinstance(v, str):
+        v = json.loads(v)
     return [None if s is None else str(s) for s in v]
 
 
@@ -187,32 +190,26 @@ def plan_bucket(
 
 
 class _Output:
-    """Collects the three output tables as column lists, then builds one typed wide frame."""
+    """Collects the output tables: assignment rows as column lists, the rest as JSON rows."""
 
     def __init__(self) -> None:
         self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
-        self.m: dict[str, list[Any]] = {n: [] for n, _, _ in BALANCE_METRICS_FIELDS}
-        self.e: dict[str, list[Any]] = {n: [] for n, _, _ in ELECTIONS_FIELDS}
-        self.r: dict[str, list[Any]] = {n: [] for n, _, _ in REJECTED_FIELDS}
+        self.small: list[tuple[str, str | None, str]] = []  # (kind, group_id, payload)
 
     def problems(self, problems: Iterable[Problem]) -> None:
-        r = self.r
         for p in problems:
-            r["group_id"].append(p.group_id)
-            r["member_id"].append(p.member_id)
-            r["topic"].append(p.topic)
-            r["severity"].append(p.severity)
-            r["reason"].append(p.reason)
-            r["detail"].append(p.detail)
+            self.small.append((KIND_REJECTED, p.group_id, problem_payload(p)))
 
     def election(
         self, group_id: str, elected: str | None, candidates: list[str], error: str | None
     ) -> None:
-        e = self.e
-        e["group_id"].append(group_id)
-        e["elected_strategy"].append(elected)
-        e["candidate_strategies"].append(candidates)
-        e["error"].append(error)
+        row = {
+            "group_id": group_id,
+            "elected_strategy": elected,
+            "candidate_strategies": candidates,
+            "error": error,
+        }
+        self.small.append((KIND_ELECTION, group_id, _json(row)))
 
     def not_planned(self, group_id: str) -> None:
         """The `elections` row of a rejected group: every input group has one."""
@@ -227,7 +224,7 @@ class _Output:
         else:
             error = NOT_PLANNED if rejected else election.error
             self.election(plan.group_id, election.elected, election.candidate_strategies, error)
-        a, m = self.a, self.m
+        a = self.a
         for sp in plan.plans:
             n = len(sp.rows)
             a["group_id"].extend([plan.group_id] * n)
@@ -237,40 +234,62 @@ class _Output:
                     ASSIGNMENT_ROW_FIELDS, zip(*sp.rows, strict=True), strict=True
                 ):
                     a[name].extend(values)
-            m["group_id"].append(plan.group_id)
-            m["strategy"].append(sp.strategy)
-            for name, _, _ in BALANCE_METRICS_FIELDS[2:]:
-                m[name].append(sp.metrics.get(name))
+            metrics = {"group_id": plan.group_id, "strategy": sp.strategy, **sp.metrics}
+            self.small.append((KIND_METRICS, plan.group_id, _json(metrics)))
 
     def frame(self) -> pd.DataFrame:
-        """The wide frame: per column, each table's typed values or an all-null block.
-
-        Null blocks are built in C (no Python-level padding of the millions of assignment
-        rows with metrics columns), and blocks are joined per column (pd.concat would check
-        every padded value again).
-        """
-        parts = (
-            (KIND_ASSIGNMENT, self.a),
-            (KIND_METRICS, self.m),
-            (KIND_ELECTION, self.e),
-            (KIND_REJECTED, self.r),
-        )
-        sized = [(kind, cols, len(next(iter(cols.values())))) for kind, cols in parts]
+        """Assignment rows, then one row per small-table row (null assignment columns)."""
+        n_a, n_s = len(self.a["group_id"]), len(self.small)
+        kinds, groups, payloads = zip(*self.small, strict=True) if self.small else ((), (), ())
         data: dict[str, Any] = {}
         for name, dtype in WIDE_FIELDS:
-            blocks = [
-                np.full(n, kind, dtype=object)
-                if name == "kind"
-                else _column(cols[name], dtype)
-                if name in cols
-                else _nulls(n, dtype)
-                for kind, cols, n in sized
-            ]
-            if isinstance(blocks[0], np.ndarray):
-                data[name] = pd.Series(np.concatenate(blocks), dtype=object)
+            if name == "kind":
+                head: Any = np.full(n_a, KIND_ASSIGNMENT, dtype=object)
+                tail: Any = _column(kinds, dtype)
+            elif name == PAYLOAD:
+                head, tail = _nulls(n_a, dtype), _column(payloads, dtype)
+            elif name == "group_id":
+                head, tail = _column(self.a[name], dtype), _column(groups, dtype)
             else:
-                data[name] = type(blocks[0])._concat_same_type(blocks)
+                head, tail = _column(self.a[name], dtype), _nulls(n_s, dtype)
+            if isinstance(head, np.ndarray):
+                data[name] = pd.Series(np.concatenate([head, tail]), dtype=object)
+            else:
+                data[name] = type(head)._concat_same_type([head, tail])
         return pd.DataFrame(data)
+
+
+def _json(row: dict[str, Any]) -> str:
+    # Floats round-trip exactly (shortest repr, parsed back by Spark's from_json).
+    return json.dumps(row, separators=(",", ":"), allow_nan=False)
+
+
+def problem_payload(p: Problem) -> str:
+    """A `rejected` row as the UDF's JSON payload (also used for the driver's topic rows)."""
+    return _json(
+        {
+            "group_id": p.group_id,
+            "member_id": p.member_id,
+            "topic": p.topic,
+            "severity": p.severity,
+            "reason": p.reason,
+            "detail": p.detail,
+        }
+    )
+
+
+def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
+    """The output tables of a wide frame in plain pandas (the oracle of the Spark split)."""
+    out = {}
+    for kind, (table, fields) in OUTPUT_TABLES.items():
+        rows = wide[wide["kind"] == kind]
+        names = [name for name, _, _ in fields]
+        if kind == KIND_ASSIGNMENT:
+            out[table] = rows[names].reset_index(drop=True)
+        else:
+            records = [json.loads(p) for p in rows[PAYLOAD]]
+            out[table] = pd.DataFrame.from_records(records, columns=names)
+    return out
 
 
 _ARROW_TYPES: dict[type, tuple[pa.DataType, Any]] = {

@@ -19,7 +19,14 @@ from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.sample_estate import generate, write
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
-from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket
+from jobs.udf import (
+    INPUT_COLUMNS,
+    KIND_MEMBER,
+    KIND_OWNED,
+    PlanContext,
+    plan_bucket,
+    split_tables,
+)
 
 pytestmark = pytest.mark.spark
 
@@ -53,9 +60,7 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
     pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]
     ctx = PlanContext(("range", "roundrobin"), True, plan_elected=True)
     wide = plan_bucket(pdf, catalog, ctx)
-    out = {}
-    for kind, (name, fields) in OUTPUT_TABLES.items():
-        out[name] = wide[wide["kind"] == kind][[f[0] for f in fields]].reset_index(drop=True)
+    out = split_tables(wide)
     out["rejected"] = pd.concat(
         [out["rejected"], pd.DataFrame(topic_rows, columns=[f[0] for f in REJECTED_FIELDS])],
         ignore_index=True,
