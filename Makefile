@@ -39,6 +39,13 @@ submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 	$(VENV)/bin/spark-submit --master 'local[*]' jobs/plan_assignments.py \
 		--input data/sample --output out/sample-submit
 
+.PHONY: dist
+dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-files
+	@mkdir -p dist && rm -f dist/planner.zip
+	$(PY) -c "import zipfile, pathlib; z = zipfile.ZipFile('dist/planner.zip', 'w'); \
+	[z.write(f, f.as_posix()) for p in ('assignors', 'jobs') for f in sorted(pathlib.Path(p).rglob('*.py'))]"
+	@echo "dist/planner.zip"
+
 .PHONY: test
 test: $(STAMP) lint typecheck ## Install everything, then run linters and every test
 	$(PY) -m pytest
@@ -69,5 +76,5 @@ bench: $(STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, 
 
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps .venv)
-	rm -rf data out .pytest_cache .mypy_cache .ruff_cache
+	rm -rf data out dist .pytest_cache .mypy_cache .ruff_cache
 	find . -name __pycache__ -type d -prune -not -path './.venv/*' -exec rm -rf {} +

@@ -82,6 +82,9 @@ groups). Known false positives, rejected although fast in practice:
 * the bound lets every way of matching a prefix reach every later item with a full-length
   name left: `.*\\..*\\..*\\.v[0-9]+` (three `.*` that can give characters back, then a
   repeat: 4e9) is rejected though the `.v` before the last repeat makes it cheap;
+* ways are counted, not the strings they match: `(a|ab)*` (no name splits two ways) and
+  `((ab)*|a)*` are rejected, and so are `(a?)*` and `(?:a?|b)+`, whose second way is the
+  empty match (Python ends a loop at an empty iteration, so these are linear);
 * a first character that is not a single atom counts as any character, so an alternative
   starting with an optional item or empty makes the alternatives start alike: `(-?x|y)+`,
   `(|a)*`;
