@@ -110,14 +110,19 @@ def balance_metrics(
 
     moved: int | None = None
     revoked: int | None = None
-    if previous is not None:
-        moved = sum(
-            1
-            for member_id, tps in assignment.items()
-            for tp in tps
-            if (owner := previous.get(tp)) is not None and owner != member_id
+    if previous is not None:  # (most groups own nothing: skip the scans then)
+        moved = (
+            sum(
+                1
+                for member_id, tps in assignment.items()
+                for tp in tps
+                if (owner := previous.get(tp)) is not None and owner != member_id
+            )
+            if previous
+            else 0
         )
-        revoked = revoked_partition_count(spec, assignment)
+        owns = any(m.owned for m in spec.members)
+        revoked = revoked_partition_count(spec, assignment) if owns else 0
     return {
         "member_count": n,
         "topic_count": len(topics),

@@ -74,13 +74,20 @@ class GroupSpec:
     def member_ids(self) -> list[str]:
         return [m.member_id for m in self.members]
 
-    def subscribed_topics(self) -> list[str]:
-        """Subscribed topics that exist, in Java string order (how Kafka iterates them)."""
+    _subscribed: tuple[str, ...] = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
         for m in self.members:
             wanted.update(m.topics)
         meta = self.topics
-        return java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
+        subscribed = java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
+        object.__setattr__(self, "_subscribed", tuple(subscribed))
+
+    def subscribed_topics(self) -> list[str]:
+        """Subscribed topics that exist, in Java string order (how Kafka iterates them)."""
+        return list(self._subscribed)
 
     def partition_count(self, topic: str) -> int:
         meta = self.topics.get(topic)

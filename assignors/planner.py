@@ -67,7 +67,12 @@ def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
 
 def run_election(spec: GroupSpec, default: Sequence[str]) -> Election:
     """The classic coordinator's election over the members' `assignment_strategies`."""
-    return elect([m.assignment_strategies for m in spec.members], default, classic_protocol_name)
+    lists = [m.assignment_strategies for m in spec.members]
+    if len(set(lists)) == 1:
+        # Usual case: every member configured alike. One voter decides the same way (the
+        # candidates are its known names, and every vote goes to the first of them).
+        lists = lists[:1]
+    return elect(lists, default, classic_protocol_name)
 
 
 def plan_group(

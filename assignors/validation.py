@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.patterns import compile_java_pattern, match_topics
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
@@ -29,7 +30,6 @@ class Reason:
     DUPLICATE_MEMBER_ID = "DUPLICATE_MEMBER_ID"
     DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
     TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
-    PATTERN_NOT_SUPPORTED = "PATTERN_NOT_SUPPORTED"
     INVALID_PATTERN = "INVALID_PATTERN"
     # topic-level errors: every group subscribed to the topic is not planned
     NEGATIVE_PARTITION = "NEGATIVE_PARTITION"
@@ -176,6 +176,26 @@ PatternResolver = Callable[[str], list[str]]
 """Resolves a `topic_pattern` to the matching topic names; raises ValueError when invalid."""
 
 
+def pattern_resolver(topics: list[str]) -> PatternResolver:
+    """`subscribe(Pattern)` against the snapshot's topics, memoised per pattern (many members
+    of many groups share a pattern)."""
+    cache: dict[str, list[str] | ValueError] = {}
+
+    def resolve(pattern: str) -> list[str]:
+        hit = cache.get(pattern)
+        if hit is None:
+            try:
+                hit = match_topics(compile_java_pattern(pattern), topics)
+            except ValueError as exc:  # InvalidPatternError: the reason is in the message
+                hit = exc
+            cache[pattern] = hit
+        if isinstance(hit, ValueError):
+            raise hit
+        return hit
+
+    return resolve
+
+
 def build_group(
     group_id: str,
     members: Sequence[MemberRow],
@@ -186,8 +206,8 @@ def build_group(
 ) -> tuple[GroupSpec | None, list[Problem]]:
     """Validate one group's rows; the spec is None when an error keeps it from being planned.
 
-    `catalog` holds every topic of `topic_partitions`. `resolve_pattern` is None while
-    pattern subscriptions are not supported: they are then rejected.
+    `catalog` holds every topic of `topic_partitions`; pattern subscriptions are matched
+    against it (pass a shared `pattern_resolver` to memoise across groups).
     """
     problems: list[Problem] = []
 
@@ -247,13 +267,7 @@ def build_group(
             continue
         if row.topic_pattern is not None:
             if resolve_pattern is None:
-                problem(
-                    ERROR,
-                    Reason.PATTERN_NOT_SUPPORTED,
-                    f"pattern subscription {row.topic_pattern!r} is not supported yet",
-                    mid,
-                )
-                continue
+                resolve_pattern = pattern_resolver(sorted(catalog))
             try:
                 topics.update(resolve_pattern(row.topic_pattern))
             except ValueError as exc:

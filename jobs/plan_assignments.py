@@ -292,13 +292,22 @@ def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
     return spark.createDataFrame(rows, "kind string, group_id string, payload string")
 
 
-def split_output(wide: DataFrame) -> dict[str, DataFrame]:
-    """The output tables of the UDF's frame, with the contract's column types."""
+def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
+    """The output tables of the UDF's frame, with the contract's column types.
+
+    `small` holds the wide frame's non-assignment rows: the small tables are read from it,
+    so writing and counting them never scans the millions of assignment rows again.
+    """
     out = {}
     for kind, (table, fields) in OUTPUT_TABLES.items():
-        rows = wide.where(F.col("kind") == kind)
-        if kind != KIND_ASSIGNMENT:
-            rows = rows.select(F.from_json(PAYLOAD, struct(fields)).alias("r")).select("r.*")
+        if kind == KIND_ASSIGNMENT:
+            rows = wide.where(F.col("kind") == kind)
+        else:
+            rows = (
+                small.where(F.col("kind") == kind)
+                .select(F.from_json(PAYLOAD, struct(fields)).alias("r"))
+                .select("r.*")
+            )
         out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
     return out
 
@@ -338,7 +347,8 @@ def run(
     )
     buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
     log.info(
-        "planning %d groups x %d strategies (%s) in %d buckets; %d topics",
+        "inputs read in %.1f s; planning %d groups x %d strategies (%s) in %d buckets; %d topics",
+        time.monotonic() - started,
         input_groups,
         len(protocols),
         ", ".join(protocols),
@@ -363,7 +373,12 @@ def run(
     if topic_problems:
         wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
     wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
-    outputs = split_output(wide)
+    small = (
+        wide.where(F.col("kind") != KIND_ASSIGNMENT)
+        .select("kind", "group_id", PAYLOAD)
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    outputs = split_output(wide, small)
 
     try:
         counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
@@ -404,6 +419,7 @@ def run(
             }
             io.write_json(spark, f"{tmp}/_manifest.json", manifest)
     finally:
+        small.unpersist()
         wide.unpersist()
         catalog_bc.unpersist()
     return RunResult(manifest, summary)

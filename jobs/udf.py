@@ -21,7 +21,6 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from assignors.patterns import compile_java_pattern, match_topics
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, plan_group
 from assignors.registry import (
     KAFKA_DEFAULT_STRATEGIES,
@@ -40,6 +39,7 @@ from assignors.validation import (
     no_members_problem,
     null_group_problem,
     owned_without_group,
+    pattern_resolver,
 )
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
@@ -89,82 +89,71 @@ class PlanContext:
         return out
 
 
-def _int(v: Any) -> int | None:
+def _nullable(col: pd.Series) -> list[Any]:
+    """Values with None for nulls (string columns arrive with None; be safe about NaN)."""
+    return [None if v is None or v != v else v for v in col.tolist()]
+
+
+def _ints(col: pd.Series) -> list[int | None]:
     # Nullable int columns reach pandas as float64 with NaN when a batch holds a null.
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    return int(v)
+    return [None if v is None or v != v else int(v) for v in col.tolist()]
 
 
-def _opt(v: Any) -> Any:
-    return None if v is None or (isinstance(v, float) and math.isnan(v)) else v
-
-
-def _strings(v: Any) -> list[str | None] | None:
-    """An array<string> column, which the Spark side sends as JSON text (see planner_input)."""
-    if v is None or (isinstance(v, float) and math.isnan(v)):
-        return None
-    if isinstance(v, str):
-        v = json.loads(v)
-    return [None if s is None else str(s) for s in v]
+def _string_lists(col: pd.Series) -> list[list[str | None] | None]:
+    """An array<string> column. The Spark side sends it as JSON text (see `planner_input`):
+    the whole column is decoded with one json.loads call instead of one per row."""
+    values = col.tolist()
+    texts = [v for v in values if isinstance(v, str)]
+    present = sum(1 for v in values if v is not None and not (isinstance(v, float) and v != v))
+    if len(texts) == present:
+        decoded = iter(json.loads("[" + ",".join(texts) + "]"))
+        return [next(decoded) if isinstance(v, str) else None for v in values]
+    # already lists or arrays (a plain pandas frame, e.g. the oracle in the tests)
+    return [
+        None
+        if v is None or (isinstance(v, float) and math.isnan(v))
+        else [None if x is None else str(x) for x in v]
+        for v in values
+    ]
 
 
 def _known_strategy(name: str) -> bool:
     return classic_protocol_name(name) is not None
 
 
-def _pattern_resolver(topics: list[str]) -> Callable[[str], list[str]]:
-    """`subscribe(Pattern)` against every topic of the snapshot, memoised per pattern."""
-    cache: dict[str, list[str] | ValueError] = {}
-
-    def resolve_pattern(pattern: str) -> list[str]:
-        hit = cache.get(pattern)
-        if hit is None:
-            try:
-                hit = match_topics(compile_java_pattern(pattern), topics)
-            except ValueError as exc:  # InvalidPatternError: the reason is in the message
-                hit = exc
-            cache[pattern] = hit
-        if isinstance(hit, ValueError):
-            raise hit
-        return hit
-
-    return resolve_pattern
-
-
 def plan_bucket(
     pdf: pd.DataFrame, catalog: Mapping[str, TopicStatus], ctx: PlanContext
 ) -> pd.DataFrame:
     """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame."""
-    cols = {c: pdf[c].tolist() for c in INPUT_COLUMNS}
     out = _Output()
     members: dict[str | None, list[MemberRow]] = {}
     owned: dict[str, list[OwnedRow]] = {}
-    for i, kind in enumerate(cols["kind"]):
-        gid = _opt(cols["group_id"][i])
+    rows = zip(
+        pdf["kind"].tolist(),
+        _nullable(pdf["group_id"]),
+        _nullable(pdf["member_id"]),
+        _nullable(pdf["group_instance_id"]),
+        _nullable(pdf["client_rack"]),
+        _string_lists(pdf["topics"]),
+        _nullable(pdf["topic_pattern"]),
+        _string_lists(pdf["assignment_strategies"]),
+        _ints(pdf["generation"]),
+        _nullable(pdf["topic"]),
+        _ints(pdf["partition"]),
+        strict=True,
+    )
+    for kind, gid, mid, instance, rack, topics, pattern, strategies, gen, topic, part in rows:
         if kind == KIND_MEMBER:
             members.setdefault(gid, []).append(
-                MemberRow(
-                    member_id=_opt(cols["member_id"][i]),
-                    group_instance_id=_opt(cols["group_instance_id"][i]),
-                    client_rack=_opt(cols["client_rack"][i]),
-                    topics=_strings(cols["topics"][i]),
-                    topic_pattern=_opt(cols["topic_pattern"][i]),
-                    assignment_strategies=_strings(cols["assignment_strategies"][i]),
-                    generation=_int(cols["generation"][i]),
-                )
+                MemberRow(mid, instance, rack, topics, pattern, strategies, gen)
             )
+        elif gid is None:
+            out.problems([owned_without_group(OwnedRow(mid, topic, part))])
         else:
-            owned_row = OwnedRow(
-                _opt(cols["member_id"][i]), _opt(cols["topic"][i]), _int(cols["partition"][i])
-            )
-            if gid is None:
-                out.problems([owned_without_group(owned_row)])
-            else:
-                owned.setdefault(gid, []).append(owned_row)
+            owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
 
     assignors = ctx.assignors()
-    resolve_pattern = _pattern_resolver(sorted(catalog))
+    resolve_pattern = pattern_resolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}

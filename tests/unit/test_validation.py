@@ -72,7 +72,7 @@ def test_clean_group_builds_spec_with_owned_and_departed() -> None:
             [MemberRow("a", topics=["t1"], topic_pattern="t.*")],
             (ERROR, Reason.TOPICS_AND_PATTERN),
         ),
-        ([MemberRow("a", topic_pattern="t.*")], (ERROR, Reason.PATTERN_NOT_SUPPORTED)),
+        ([MemberRow("a", topic_pattern="(a+)+b")], (ERROR, Reason.INVALID_PATTERN)),
         ([MemberRow("a", topics=["gap", "t1"])], (ERROR, Reason.NON_CONTIGUOUS_PARTITIONS)),
     ],
 )
@@ -100,7 +100,14 @@ def test_invalid_pattern_from_resolver() -> None:
     assert "cannot translate" in problems[0].detail
 
 
-def test_pattern_resolved_when_supported() -> None:
+def test_pattern_matches_the_catalog_in_full() -> None:
+    spec, problems = build([MemberRow("a", topic_pattern="t."), MemberRow("b", topic_pattern="t")])
+    assert problems == []
+    assert spec is not None
+    assert [sorted(m.topics) for m in spec.members] == [["t1", "t2"], []]
+
+
+def test_pattern_resolved_by_the_given_resolver() -> None:
     spec, problems = build([MemberRow("a", topic_pattern="t.*")], resolve=lambda p: ["t1", "t2"])
     assert problems == []
     assert spec is not None
