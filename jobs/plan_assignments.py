@@ -342,14 +342,10 @@ def run(
     _ = OFFSETS  # read for its schema check; lag metrics come with a later issue
 
     catalog, topic_problems, topic_count = topic_catalog(topic_partitions)
-    input_groups = (
-        subscriptions.where(F.col("group_id").isNotNull()).select("group_id").distinct().count()
-    )
     buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
     log.info(
-        "inputs read in %.1f s; planning %d groups x %d strategies (%s) in %d buckets; %d topics",
+        "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
         time.monotonic() - started,
-        input_groups,
         len(protocols),
         ", ".join(protocols),
         buckets,
@@ -409,7 +405,8 @@ def run(
                 "output_rows": {table: counts[table] for table, _ in OUTPUT_TABLES.values()},
                 "topics": topic_count,
                 "groups": {
-                    "input": input_groups,
+                    # the UDF writes one elections row per input group (group_id not null)
+                    "input": counts["elections"],
                     "planned": counts["planned_groups"],
                     "rejected": counts["rejected_groups"],
                 },

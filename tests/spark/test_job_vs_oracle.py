@@ -94,5 +94,7 @@ def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:
             ignore_nullable=True,
         )
     groups = result.manifest["groups"]
+    subscriptions = pq.read_table(estate / "subscriptions").to_pandas()
+    assert groups["input"] == subscriptions["group_id"].dropna().nunique()
     assert groups["input"] == groups["planned"] + groups["rejected"]
     assert groups["rejected"] == 3
