@@ -7,6 +7,7 @@ import random
 from collections.abc import Iterable
 
 import pytest
+from classic_helpers import java_units
 
 from assignors.model import (
     GroupSpec,
@@ -31,19 +32,6 @@ def mem(member_id: str, instance: str | None = None, topics: Iterable[str] = ())
 
 def ids(members: Iterable[Member]) -> list[str]:
     return [m.member_id for m in members]
-
-
-def java_units(s: str) -> list[int]:
-    """UTF-16 code units of s, computed by hand (what Java's String.compareTo compares)."""
-    units: list[int] = []
-    for ch in s:
-        cp = ord(ch)
-        if cp >= 0x10000:
-            cp -= 0x10000
-            units += [0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF)]
-        else:
-            units.append(cp)
-    return units
 
 
 # --------------------------------------------------------------------------- §1.2 order

@@ -11,6 +11,15 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
+from classic_helpers import (
+    SEEDS,
+    check_valid,
+    kafka_order,
+    mem,
+    random_members,
+    renamed_copy,
+    tp_list,
+)
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.range import RangeAssignor
@@ -18,10 +27,6 @@ from assignors.range import RangeAssignor
 RACKS = ("a", "b", "c")
 
 # --------------------------------------------------------------------------------- builders
-
-
-def mem(member_id: str, topics: Iterable[str], instance: str | None = None) -> Member:
-    return Member(member_id, frozenset(topics), group_instance_id=instance)
 
 
 def group(topics: Mapping[str, int], members: Iterable[Member], racks: str = "none") -> GroupSpec:
@@ -46,13 +51,7 @@ def group(topics: Mapping[str, int], members: Iterable[Member], racks: str = "no
 
 def tps(text: str) -> set[TopicPartition]:
     """'t1-0, t1-1' -> {('t1', 0), ('t1', 1)} (Kafka's TopicPartition.toString)."""
-    out: set[TopicPartition] = set()
-    for item in text.split(","):
-        item = item.strip()
-        if item:
-            topic, p = item.rsplit("-", 1)
-            out.add((topic, int(p)))
-    return out
+    return set(tp_list(text))
 
 
 def as_sets(assignment: Assignment) -> dict[str, set[TopicPartition]]:
@@ -419,77 +418,12 @@ def test_no_members() -> None:
 # ------------------------------------------------------------------- seeded properties
 
 
-def java_units(s: str) -> list[int]:
-    """UTF-16 code units of s, computed by hand (Java's String.compareTo compares these)."""
-    units: list[int] = []
-    for ch in s:
-        cp = ord(ch)
-        if cp >= 0x10000:
-            cp -= 0x10000
-            units += [0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF)]
-        else:
-            units.append(cp)
-    return units
-
-
-def kafka_order(members: Iterable[Member]) -> list[Member]:
-    static = [m for m in members if m.group_instance_id is not None]
-    dynamic = [m for m in members if m.group_instance_id is None]
-    static.sort(key=lambda m: java_units(m.group_instance_id or ""))
-    dynamic.sort(key=lambda m: java_units(m.member_id))
-    return static + dynamic
-
-
-ALPHABET = "abcXYZ09-\u00e9\uff21\U0001f600"
-
-
-def rand_name(rng: random.Random, prefix: str) -> str:
-    return prefix + "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4)))
-
-
 def random_group(rng: random.Random, all_static: bool = False) -> GroupSpec:
     names = [f"topic{i}" for i in range(rng.randint(1, 6))]
     # Some topics have no metadata, some have zero partitions.
     meta = {t: rng.randint(0, 12) for t in names if rng.random() < 0.85}
-    member_ids: set[str] = set()
-    size = rng.randint(1, 9)
-    while len(member_ids) < size:
-        member_ids.add(rand_name(rng, "m"))
-    members = []
-    instances: set[str] = set()
-    for mid in sorted(member_ids):
-        inst = None
-        if all_static or rng.random() < 0.4:
-            inst = rand_name(rng, "i")
-            while inst in instances:
-                inst = rand_name(rng, "i")
-            instances.add(inst)
-        subs = [t for t in names if rng.random() < 0.6]
-        members.append(mem(mid, subs, inst))
-    rng.shuffle(members)
+    members = random_members(rng, lambda: [t for t in names if rng.random() < 0.6], all_static)
     return group(meta, members)
-
-
-SEEDS = range(50)
-
-
-def check_valid(spec: GroupSpec, result: Assignment) -> None:
-    assert set(result) == {m.member_id for m in spec.members}
-    subs = {m.member_id: m.topics for m in spec.members}
-    seen: list[TopicPartition] = []
-    for member_id, got in result.items():
-        for topic, p in got:
-            assert topic in subs[member_id], (member_id, topic)
-            assert topic in spec.topics
-            assert 0 <= p < spec.topics[topic].partition_count
-            seen.append((topic, p))
-    expected = [
-        (t, p)
-        for t, meta in spec.topics.items()
-        if any(t in s for s in subs.values())
-        for p in range(meta.partition_count)
-    ]
-    assert sorted(seen) == sorted(expected)  # every partition exactly once
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -520,16 +454,7 @@ def test_property_valid_and_per_topic_blocks(seed: int) -> None:
 def test_property_static_output_survives_member_id_renames(seed: int) -> None:
     rng = random.Random(seed)
     spec = random_group(rng, all_static=True)
-    renamed_members = []
-    used: set[str] = set()
-    for m in spec.members:
-        new_id = rand_name(rng, "r")
-        while new_id in used:
-            new_id = rand_name(rng, "r")
-        used.add(new_id)
-        renamed_members.append(Member(new_id, m.topics, m.group_instance_id))
-    rng.shuffle(renamed_members)
-    renamed = GroupSpec("g", tuple(renamed_members), spec.topics)
+    renamed = renamed_copy(rng, spec)
 
     def by_instance(s: GroupSpec) -> dict[str | None, set[TopicPartition]]:
         inst = {m.member_id: m.group_instance_id for m in s.members}

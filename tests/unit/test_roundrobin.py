@@ -10,15 +10,22 @@ import random
 from collections.abc import Iterable, Mapping
 
 import pytest
+from classic_helpers import (
+    SEEDS,
+    check_valid,
+    java_units,
+    kafka_order,
+    mem,
+    rand_name,
+    random_members,
+    renamed_copy,
+    tp_list,
+)
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.roundrobin import RoundRobinAssignor
 
 # --------------------------------------------------------------------------------- builders
-
-
-def mem(member_id: str, topics: Iterable[str], instance: str | None = None) -> Member:
-    return Member(member_id, frozenset(topics), group_instance_id=instance)
 
 
 def group(topics: Mapping[str, int], members: Iterable[Member]) -> GroupSpec:
@@ -27,13 +34,7 @@ def group(topics: Mapping[str, int], members: Iterable[Member]) -> GroupSpec:
 
 def tps(text: str) -> list[TopicPartition]:
     """'t1-0, t1-1' -> [('t1', 0), ('t1', 1)], order kept (Kafka's TopicPartition.toString)."""
-    out: list[TopicPartition] = []
-    for item in text.split(","):
-        item = item.strip()
-        if item:
-            topic, p = item.rsplit("-", 1)
-            out.append((topic, int(p)))
-    return out
+    return tp_list(text)
 
 
 def assign(spec: GroupSpec) -> Assignment:
@@ -265,79 +266,17 @@ def test_no_members() -> None:
 # ------------------------------------------------------------------- seeded properties
 
 
-def java_units(s: str) -> list[int]:
-    """UTF-16 code units of s, computed by hand (Java's String.compareTo compares these)."""
-    units: list[int] = []
-    for ch in s:
-        cp = ord(ch)
-        if cp >= 0x10000:
-            cp -= 0x10000
-            units += [0xD800 + (cp >> 10), 0xDC00 + (cp & 0x3FF)]
-        else:
-            units.append(cp)
-    return units
-
-
-def kafka_order(members: Iterable[Member]) -> list[Member]:
-    static = [m for m in members if m.group_instance_id is not None]
-    dynamic = [m for m in members if m.group_instance_id is None]
-    static.sort(key=lambda m: java_units(m.group_instance_id or ""))
-    dynamic.sort(key=lambda m: java_units(m.member_id))
-    return static + dynamic
-
-
-ALPHABET = "abcXYZ09-\u00e9\uff21\U0001f600"
-
-
-def rand_name(rng: random.Random, prefix: str) -> str:
-    return prefix + "".join(rng.choice(ALPHABET) for _ in range(rng.randint(1, 4)))
-
-
 def random_group(
     rng: random.Random, all_static: bool = False, equal_subs: bool = False
 ) -> GroupSpec:
     names = [rand_name(rng, "t") for _ in range(rng.randint(1, 6))]
     meta = {t: rng.randint(0, 12) for t in names if rng.random() < 0.85}
     common = [t for t in names if rng.random() < 0.6]
-    member_ids: set[str] = set()
-    size = rng.randint(1, 9)
-    while len(member_ids) < size:
-        member_ids.add(rand_name(rng, "m"))
-    members = []
-    instances: set[str] = set()
-    for mid in sorted(member_ids):
-        inst = None
-        if all_static or rng.random() < 0.4:
-            inst = rand_name(rng, "i")
-            while inst in instances:
-                inst = rand_name(rng, "i")
-            instances.add(inst)
-        subs = common if equal_subs else [t for t in names if rng.random() < 0.6]
-        members.append(mem(mid, subs, inst))
-    rng.shuffle(members)
-    return group(meta, members)
 
+    def pick_subs() -> list[str]:
+        return common if equal_subs else [t for t in names if rng.random() < 0.6]
 
-SEEDS = range(50)
-
-
-def check_valid(spec: GroupSpec, result: Assignment) -> None:
-    assert set(result) == {m.member_id for m in spec.members}
-    subs = {m.member_id: m.topics for m in spec.members}
-    seen: list[TopicPartition] = []
-    for member_id, got in result.items():
-        for topic, p in got:
-            assert topic in subs[member_id], (member_id, topic)
-            assert topic in spec.topics
-            assert 0 <= p < spec.topics[topic].partition_count
-            seen.append((topic, p))
-    expected = [
-        (t, p)
-        for t, meta in spec.topics.items()
-        if any(t in s for s in subs.values())
-        for p in range(meta.partition_count)
-    ]
-    assert sorted(seen) == sorted(expected)  # every partition exactly once
+    return group(meta, random_members(rng, pick_subs, all_static))
 
 
 @pytest.mark.parametrize("seed", SEEDS)
@@ -369,16 +308,7 @@ def test_property_equal_subscriptions_deal_in_member_order(seed: int) -> None:
 def test_property_static_output_survives_member_id_renames(seed: int) -> None:
     rng = random.Random(seed)
     spec = random_group(rng, all_static=True)
-    renamed_members = []
-    used: set[str] = set()
-    for m in spec.members:
-        new_id = rand_name(rng, "r")
-        while new_id in used:
-            new_id = rand_name(rng, "r")
-        used.add(new_id)
-        renamed_members.append(Member(new_id, m.topics, m.group_instance_id))
-    rng.shuffle(renamed_members)
-    renamed = GroupSpec("g", tuple(renamed_members), spec.topics)
+    renamed = renamed_copy(rng, spec)
 
     def by_instance(s: GroupSpec) -> dict[str | None, list[TopicPartition]]:
         inst = {m.member_id: m.group_instance_id for m in s.members}
