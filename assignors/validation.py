@@ -103,7 +103,8 @@ def check_topic(
 
     A topic's partitions must be 0..n-1 with none missing. Duplicated partition rows are
     planned around (warning); a negative, missing or null partition number makes the topic
-    unusable, and its subscribers are rejected (see `build_group`).
+    unusable (an error row for the topic), and its subscribers are rejected (see
+    `build_group`).
 
     >>> check_topic("t", 3, 3, 0, 2, 0)[0]
     TopicStatus(partition_count=3, error=None, detail='')
@@ -111,19 +112,27 @@ def check_topic(
     'NON_CONTIGUOUS_PARTITIONS'
     """
     problems: list[Problem] = []
+
+    def broken(reason: str, detail: str) -> tuple[TopicStatus, list[Problem]]:
+        # Reported once for the topic here; once more per subscribed group by build_group.
+        return TopicStatus(0, reason, detail), [Problem(None, None, topic, ERROR, reason, detail)]
+
     if nulls:
-        detail = f"topic {topic!r} has {nulls} partition row(s) with a null partition number"
-        return TopicStatus(0, Reason.NULL_PARTITION, detail), problems
+        return broken(
+            Reason.NULL_PARTITION,
+            f"topic {topic!r} has {nulls} partition row(s) with a null partition number",
+        )
     if lowest is not None and lowest < 0:
-        detail = f"topic {topic!r} has a negative partition number ({lowest})"
-        return TopicStatus(0, Reason.NEGATIVE_PARTITION, detail), problems
+        return broken(
+            Reason.NEGATIVE_PARTITION, f"topic {topic!r} has a negative partition number ({lowest})"
+        )
     count = (highest + 1) if highest is not None else 0
     if distinct != count:
-        detail = (
+        return broken(
+            Reason.NON_CONTIGUOUS_PARTITIONS,
             f"topic {topic!r} lists {distinct} distinct partitions but its highest is {highest}:"
-            f" {count - distinct} missing between 0 and {highest}"
+            f" {count - distinct} missing between 0 and {highest}",
         )
-        return TopicStatus(0, Reason.NON_CONTIGUOUS_PARTITIONS, detail), problems
     if rows > distinct:
         problems.append(
             Problem(
@@ -137,6 +146,17 @@ def check_topic(
             )
         )
     return TopicStatus(count), problems
+
+
+def null_topic_problem(rows: int) -> Problem:
+    return Problem(
+        None,
+        None,
+        None,
+        WARNING,
+        Reason.NULL_TOPIC,
+        f"{rows} topic_partitions row(s) with a null topic; ignored",
+    )
 
 
 def null_group_problem(member_id: str | None) -> Problem:

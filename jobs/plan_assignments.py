@@ -39,7 +39,14 @@ from assignors.registry import (
     classic_protocol_name,
     resolve,
 )
-from assignors.validation import ERROR, NOT_PLANNED, Problem, TopicStatus, check_topic
+from assignors.validation import (
+    ERROR,
+    NOT_PLANNED,
+    Problem,
+    TopicStatus,
+    check_topic,
+    null_topic_problem,
+)
 from jobs import io
 from jobs.config import ConfigError, PlannerConfig, load_config
 from jobs.schemas import (
@@ -47,7 +54,6 @@ from jobs.schemas import (
     INPUT_TABLES,
     KIND_ASSIGNMENT,
     KIND_REJECTED,
-    OFFSETS,
     OUTPUT_TABLES,
     PAYLOAD,
     SUBSCRIPTIONS,
@@ -216,29 +222,15 @@ def topic_catalog(
     )
     catalog: dict[str, TopicStatus] = {}
     problems: list[Problem] = []
-    null_topic_rows = 0
     for r in stats:
         if r["topic"] is None:
-            null_topic_rows = int(r["rows"])
+            problems.append(null_topic_problem(int(r["rows"])))
             continue
         status, found = check_topic(
             r["topic"], r["rows"], r["distinct"], r["lowest"], r["highest"], r["nulls"]
         )
         catalog[r["topic"]] = status
         problems.extend(found)
-        if status.error is not None:
-            problems.append(Problem(None, None, r["topic"], ERROR, status.error, status.detail))
-    if null_topic_rows:
-        problems.append(
-            Problem(
-                None,
-                None,
-                None,
-                "warning",
-                "NULL_TOPIC",
-                f"{null_topic_rows} topic_partitions row(s) with a null topic; ignored",
-            )
-        )
     return catalog, problems, len(catalog)
 
 
@@ -339,7 +331,7 @@ def run(
     assert subscriptions is not None
     current = tables[CURRENT_ASSIGNMENT.name]
     input_rows = {name: (df.count() if df is not None else None) for name, df in tables.items()}
-    _ = OFFSETS  # read for its schema check; lag metrics come with a later issue
+    # `offsets` is read for its schema check only: lag metrics come with a later issue.
 
     catalog, topic_problems, topic_count = topic_catalog(topic_partitions)
     buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism

@@ -162,11 +162,6 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
     return T.StructType([T.StructField(n, t, nullable) for n, t, nullable in fields])
 
 
-ASSIGNMENTS_SCHEMA = struct(ASSIGNMENTS_FIELDS)
-BALANCE_METRICS_SCHEMA = struct(BALANCE_METRICS_FIELDS)
-REJECTED_SCHEMA = struct(REJECTED_FIELDS)
-ELECTIONS_SCHEMA = struct(ELECTIONS_FIELDS)
-
 # The UDF returns every output table in one frame, told apart by `kind`. Assignment rows (the
 # millions) use the typed columns of `assignments`; the rows of the small tables (one per
 # group and strategy at most) travel as a JSON `payload` parsed back with the table's schema.

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
 
-from assignors.validation import ERROR, TopicStatus, check_topic
+from assignors.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.sample_estate import generate, write
@@ -53,8 +53,6 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
         topic_rows += [
             (p.group_id, p.member_id, p.topic, p.severity, p.reason, p.detail) for p in problems
         ]
-        if status.error:
-            topic_rows.append((None, None, topic, ERROR, status.error, status.detail))
     members = subs.assign(kind=KIND_MEMBER, topic=None, partition=None)
     owned = cur.assign(kind=KIND_OWNED)
     pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]

@@ -182,7 +182,8 @@ def test_check_topic(
 ) -> None:
     status, problems = check_topic("t", *args)
     assert status.error == error
-    assert [p.reason for p in problems] == warnings
+    assert [p.reason for p in problems] == warnings + ([error] if error else [])
+    assert all(p.group_id is None and p.topic == "t" for p in problems)
     if error is None:
         assert status.partition_count == args[3] + 1
 
