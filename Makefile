@@ -36,7 +36,7 @@ run: $(STAMP) ## Generate the sample estate, plan it on local[*], print the summ
 .PHONY: submit
 submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 	$(PY) -m jobs.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
-	$(VENV)/bin/spark-submit --master 'local[*]' jobs/plan_assignments.py \
+	$(VENV)/bin/spark-submit --master 'local[*]' --conf spark.log.level=WARN jobs/plan_assignments.py \
 		--input data/sample --output out/sample-submit
 
 .PHONY: dist

@@ -371,7 +371,7 @@ def run(
     try:
         counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
         log.info(
-            "planned %d groups (%d rejected) in %.1f s: %d assignment rows",
+            "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
             counts["planned_groups"],
             counts["rejected_groups"],
             time.monotonic() - started,
