@@ -65,14 +65,16 @@ def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
     return Rebalance(assignor.assign(spec))
 
 
-def run_election(spec: GroupSpec, default: Sequence[str]) -> Election:
+def run_election(
+    spec: GroupSpec, default: Sequence[str], plugins_allowed: frozenset[str] = frozenset()
+) -> Election:
     """The classic coordinator's election over the members' `assignment_strategies`."""
     lists = [m.assignment_strategies for m in spec.members]
     if len(set(lists)) == 1:
         # Usual case: every member configured alike. One voter decides the same way (the
         # candidates are its known names, and every vote goes to the first of them).
         lists = lists[:1]
-    return elect(lists, default, classic_protocol_name)
+    return elect(lists, default, lambda name: classic_protocol_name(name, plugins_allowed))
 
 
 def plan_group(
@@ -82,6 +84,7 @@ def plan_group(
     *,
     plan_elected: bool = False,
     default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
+    plugins_allowed: frozenset[str] = frozenset(),
 ) -> GroupPlan:
     """Plan `spec` under each (strategy name, assignor), and under `elected` if asked.
 
@@ -99,7 +102,7 @@ def plan_group(
         if plan is not None:
             out.plans.append(plan)
 
-    out.election = election = run_election(spec, default_strategies)
+    out.election = election = run_election(spec, default_strategies, plugins_allowed)
     if election.error is not None:
         out.problems.append(
             Problem(
@@ -115,7 +118,7 @@ def plan_group(
         chosen = election.elected
         done = next((p for p in out.plans if p.strategy == chosen), None)
         if done is None and chosen not in {name for name, _ in strategies}:  # not failed above
-            assignor = _elected_assignor(spec, chosen, default_strategies)
+            assignor = _elected_assignor(spec, chosen, default_strategies, plugins_allowed)
             done = _plan_one(spec, chosen, assignor, previous, out.problems)
         if done is not None:
             metrics = {**done.metrics, "elected_strategy": chosen}
@@ -125,12 +128,14 @@ def plan_group(
     return out
 
 
-def _elected_assignor(spec: GroupSpec, protocol: str, default: Sequence[str]) -> Assignor:
+def _elected_assignor(
+    spec: GroupSpec, protocol: str, default: Sequence[str], plugins_allowed: frozenset[str]
+) -> Assignor:
     """The assignor behind an elected protocol name, found through the names members gave
     (a plugin is elected by its protocol name but loaded by its class path)."""
     for m in spec.members:
         for name in m.assignment_strategies if m.assignment_strategies is not None else default:
-            if classic_protocol_name(name) == protocol:
+            if classic_protocol_name(name, plugins_allowed) == protocol:
                 return resolve(name)[1]()
     raise AssertionError(f"elected {protocol!r} is not a name any member gave")
 

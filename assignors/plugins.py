@@ -125,7 +125,9 @@ def _load_class(path: str) -> type[Any]:
         attrs = [last]
     try:
         obj: Any = importlib.import_module(module_name)
-    except Exception as exc:  # ImportError, or anything the module raises
+    except KeyboardInterrupt:
+        raise
+    except BaseException as exc:  # ImportError, or anything the module raises (SystemExit too)
         raise PluginLoadError(
             f"assignor plugin {path!r}: cannot import module {module_name!r}: {exc!r}"
         ) from exc

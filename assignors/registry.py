@@ -114,8 +114,15 @@ def protocol_name(name: str) -> str | None:
         return None
 
 
-def classic_protocol_name(name: str) -> str | None:
-    """Like `protocol_name`, for a classic member's election vote (server-side excluded)."""
+@lru_cache(maxsize=4096)  # called for every member's every listed name
+def classic_protocol_name(name: str, plugins_allowed: frozenset[str] = frozenset()) -> str | None:
+    """The protocol a classic member's `assignment_strategies` entry votes for, or None.
+
+    Server-side assignors are excluded. A plugin path counts only when the operator configured
+    it (`plugins_allowed`): input data never decides which Python modules get imported.
+    """
+    if plugins.is_plugin_path(name) and name.strip() not in plugins_allowed:
+        return None
     resolved = protocol_name(name)
     return None if resolved in SERVER_SIDE else resolved
 

@@ -17,6 +17,8 @@ from assignors.patterns import compile_java_pattern, match_topics
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
 NOT_PLANNED: Final = "NOT_PLANNED"
 """`elections.error` of a group that is not planned (its reasons are in `rejected`)."""
 
@@ -48,6 +50,7 @@ class Reason:
     DUPLICATE_OWNED_PARTITION = "DUPLICATE_OWNED_PARTITION"
     NO_MEMBERS = "NO_MEMBERS"
     EMPTY_GROUP_INSTANCE_ID = "EMPTY_GROUP_INSTANCE_ID"
+    INVALID_GENERATION = "INVALID_GENERATION"
     # planning errors (a strategy failed for this group)
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
@@ -259,6 +262,16 @@ def build_group(
                 ERROR, Reason.NULL_MEMBER_ID, "subscriptions row with a null or empty member_id"
             )
             continue
+        generation = row.generation
+        if generation is not None and not INT32_MIN <= generation <= INT32_MAX:
+            # Kafka's generation is an int32; anything else cannot be a real claim.
+            problem(
+                WARNING,
+                Reason.INVALID_GENERATION,
+                f"generation {generation} is outside Kafka's int32 range; treated as absent",
+                mid,
+            )
+            generation = None
         if row.group_instance_id == "":
             # Kafka refuses an empty group.instance.id; the member can only be dynamic.
             problem(
@@ -318,7 +331,7 @@ def build_group(
                 topics=frozenset(topics),
                 group_instance_id=row.group_instance_id or None,
                 rack=row.client_rack or None,
-                generation=row.generation,
+                generation=generation,
                 assignment_strategies=None
                 if row.assignment_strategies is None
                 else tuple(n for n in row.assignment_strategies if n is not None),
@@ -350,11 +363,12 @@ def build_group(
     live = {m.member_id for m in built}
     owned_by: dict[str, list[TopicPartition]] = {}
     for orow in owned:
-        if orow.member_id is None or orow.topic is None or orow.partition is None:
+        if not orow.member_id or orow.topic is None or orow.partition is None:
             problem(
                 WARNING,
                 Reason.OWNED_NULL_KEY,
-                "current_assignment row with a null member_id, topic or partition; ignored",
+                "current_assignment row with a null or empty member_id, or a null topic or"
+                " partition; ignored",
                 orow.member_id,
                 orow.topic,
             )

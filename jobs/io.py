@@ -60,13 +60,19 @@ def write_json(spark: SparkSession, path: str, payload: dict[str, Any]) -> None:
 
 @contextmanager
 def atomic_output(spark: SparkSession, output_dir: str) -> Iterator[str]:
-    """Yield a temporary sibling directory; on success it replaces `output_dir` in one rename.
+    """Yield a hidden temporary sibling directory; on success it replaces `output_dir`.
 
-    On failure the temporary directory is deleted and `output_dir` is left as it was.
+    The previous output is renamed aside, the new one renamed into place, then the previous
+    one deleted: readers see either the old or the new tables, never a mix or a half. On
+    failure the temporary directory is deleted and `output_dir` is left as it was.
     """
     out = output_dir.rstrip("/")
     token = uuid.uuid4().hex[:12]
-    tmp = f"{out}.__tmp-{token}"
+    parent, _, name = out.rpartition("/")
+    # Hidden names ("."): Spark's partition discovery and most readers skip them, so a run in
+    # progress (or one killed outright) never shows up as an extra `ds=...` partition.
+    hidden = f"{parent}/.{name}" if parent else f".{name}"
+    tmp = f"{hidden}.__tmp-{token}"
     fs, tmp_path = _fs(spark, tmp)
     _, out_path = _fs(spark, out)
     try:
@@ -76,7 +82,7 @@ def atomic_output(spark: SparkSession, output_dir: str) -> Iterator[str]:
         raise
     old_path = None
     if fs.exists(out_path):
-        _, old_path = _fs(spark, f"{out}.__old-{token}")
+        _, old_path = _fs(spark, f"{hidden}.__old-{token}")
         if not fs.rename(out_path, old_path):
             fs.delete(tmp_path, True)
             raise OSError(f"cannot move the previous output {out} aside")

@@ -14,6 +14,7 @@ import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import cached_property
 from typing import Any
 
 import numpy as np
@@ -81,12 +82,18 @@ class PlanContext:
     plan_elected: bool = False
     default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
 
-    def assignors(self) -> list[tuple[str, Assignor]]:
-        out = []
-        for name in self.strategies:
-            protocol, factory = resolve(name)
-            out.append((protocol, factory()))
-        return out
+    @cached_property
+    def plugins_allowed(self) -> frozenset[str]:
+        """Plugin paths members may vote for: the configured ones (data never picks imports)."""
+        return frozenset(n.strip() for n in (*self.strategies, *self.default_strategies))
+
+    def assignors(self) -> list[tuple[str, Callable[[], Assignor]]]:
+        """(protocol name, factory) per configured strategy: a fresh assignor per group, so
+        that a stateful plugin's result cannot depend on which groups share its bucket."""
+        return [resolve(name) for name in self.strategies]
+
+    def known_strategy(self, name: str) -> bool:
+        return classic_protocol_name(name, self.plugins_allowed) is not None
 
 
 def _nullable(col: pd.Series) -> list[Any]:
@@ -115,10 +122,6 @@ def _string_lists(col: pd.Series) -> list[list[str | None] | None]:
         else [None if x is None else str(x) for x in v]
         for v in values
     ]
-
-
-def _known_strategy(name: str) -> bool:
-    return classic_protocol_name(name) is not None
 
 
 def plan_bucket(
@@ -152,14 +155,15 @@ def plan_bucket(
         else:
             owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
 
-    assignors = ctx.assignors()
+    factories = ctx.assignors()
+    plugins_allowed = ctx.plugins_allowed
     resolve_pattern = pattern_resolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
         spec, problems = build_group(
-            gid, named[gid], owned.pop(gid, ()), catalog, _known_strategy, resolve_pattern
+            gid, named[gid], owned.pop(gid, ()), catalog, ctx.known_strategy, resolve_pattern
         )
         out.problems(problems)
         if spec is None:
@@ -167,10 +171,11 @@ def plan_bucket(
         else:
             plan = plan_group(
                 spec,
-                assignors,
+                [(name, factory()) for name, factory in factories],
                 ctx.has_current_assignment,
                 plan_elected=ctx.plan_elected,
                 default_strategies=ctx.default_strategies,
+                plugins_allowed=plugins_allowed,
             )
             out.plan(plan)
     for gid in sorted(owned):
@@ -208,11 +213,12 @@ class _Output:
         self.problems(plan.problems)
         rejected = any(p.severity == ERROR for p in plan.problems)
         election = plan.election
-        if election is None:
+        if election is None or rejected:
             self.not_planned(plan.group_id)
         else:
-            error = NOT_PLANNED if rejected else election.error
-            self.election(plan.group_id, election.elected, election.candidate_strategies, error)
+            self.election(
+                plan.group_id, election.elected, election.candidate_strategies, election.error
+            )
         a = self.a
         for sp in plan.plans:
             n = len(sp.rows)

@@ -110,7 +110,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
     }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.manifest == manifest
-    assert not list(tmp_path.glob("out.__*")), "temporary directories must not remain"
+    assert not list(tmp_path.glob(".out.__*")), "temporary directories must not remain"
 
 
 def test_movement_against_current_assignment(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
@@ -230,7 +230,7 @@ def test_schema_errors_stop_before_writing(spark, tmp_path: Path) -> None:  # ty
     with pytest.raises(SchemaError, match="subscriptions: required input table not found"):
         run(spark, str(estate), str(out), config)
     assert not out.exists()
-    assert not list(tmp_path.glob("out.__*"))
+    assert not list(tmp_path.glob(".out.__*"))
 
 
 def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
@@ -246,7 +246,7 @@ def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeyp
     with pytest.raises(OSError, match="disk full"):
         run(spark, str(estate), str(out), PlannerConfig(strategies=("roundrobin",)))
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
-    assert not list(tmp_path.glob("out.__*"))
+    assert not list(tmp_path.glob(".out.__*"))
 
 
 def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
@@ -353,6 +353,7 @@ def test_bad_rows_become_rejected_rows(spark, tmp_path: Path) -> None:  # type: 
         (None, "x", "error", "NULL_GROUP_ID"),
         (None, "a", "warning", "OWNED_NULL_KEY"),
         ("g", "b", "warning", "EMPTY_GROUP_INSTANCE_ID"),
+        ("g", "a", "warning", "INVALID_GENERATION"),  # 2**40 is no int32 generation
         ("g", "a", "warning", "OWNED_UNKNOWN_PARTITION"),
         ("gone", None, "warning", "NO_MEMBERS"),
     }

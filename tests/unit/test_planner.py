@@ -111,3 +111,21 @@ def test_no_common_strategy_is_a_warning_and_no_elected_plan() -> None:
     assert [(p.severity, p.reason) for p in plan.problems] == [
         ("warning", "INCONSISTENT_GROUP_PROTOCOL")
     ]
+
+
+def test_members_cannot_make_the_planner_import_unconfigured_plugins() -> None:
+    rand = "assignors.examples.random_assignor:RandomAssignor"
+    spec = voters([rand, "range"], [rand])
+    plan = plan_group(spec, [("range", RangeAssignor())], False, plan_elected=True)
+    assert plan.election is not None
+    assert plan.election.error == "UNKNOWN_COMMON_STRATEGY"  # they share only the plugin
+    allowed = plan_group(
+        spec,
+        [("range", RangeAssignor())],
+        False,
+        plan_elected=True,
+        plugins_allowed=frozenset({rand}),
+    )
+    assert allowed.election is not None
+    assert allowed.election.elected == "random"
+    assert [p.strategy for p in allowed.plans] == ["range", "elected"]

@@ -198,3 +198,17 @@ def test_empty_group_instance_id_is_a_dynamic_member() -> None:
     assert reasons(problems) == [(WARNING, Reason.EMPTY_GROUP_INSTANCE_ID)] * 2
     assert spec is not None
     assert [m.group_instance_id for m in spec.members] == [None, None]
+
+
+def test_generation_outside_int32_is_treated_as_absent() -> None:
+    spec, problems = build([MemberRow("a", topics=["t1"], generation=2**40)])
+    assert reasons(problems) == [(WARNING, Reason.INVALID_GENERATION)]
+    assert spec is not None
+    assert spec.members[0].generation is None
+
+
+def test_empty_owner_id_is_a_null_key() -> None:
+    spec, problems = build([MemberRow("a", topics=["t1"])], [OwnedRow("", "t1", 0)])
+    assert reasons(problems) == [(WARNING, Reason.OWNED_NULL_KEY)]
+    assert spec is not None
+    assert spec.departed == {}
