@@ -21,7 +21,7 @@ from assignors.model import GroupSpec, Member, TopicPartition
 NO_GENERATION = -1
 
 
-def _effective_generation(member: Member) -> int:
+def effective_generation(member: Member) -> int:
     """The generation used for conflicts: absent (None) or negative counts as -1.
 
     Kafka treats a negative generationId as absent (reference §1.1) and absent as -1.
@@ -42,7 +42,7 @@ def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
     """
     best: dict[TopicPartition, tuple[int, str | None]] = {}
     for m in spec.members:
-        gen = _effective_generation(m)
+        gen = effective_generation(m)
         for tp in dict.fromkeys(m.owned):
             if not _exists(spec, tp):
                 continue
@@ -91,4 +91,4 @@ def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
 
 def max_generation(members: Iterable[Member]) -> int:
     """The highest generation any member reports (computed per group, unlike Java's field)."""
-    return max((_effective_generation(m) for m in members), default=NO_GENERATION)
+    return max((effective_generation(m) for m in members), default=NO_GENERATION)

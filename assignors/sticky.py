@@ -97,7 +97,7 @@ from assignors.model import (
     java_key,
     java_sorted,
 )
-from assignors.ownership import NO_GENERATION, max_generation
+from assignors.ownership import effective_generation, max_generation
 from assignors.sticky_constrained import assign_constrained
 from assignors.sticky_general import assign_general
 
@@ -140,11 +140,6 @@ class _Group:
         }
 
 
-def _generation(m: Member) -> int:
-    """As `assignors.ownership`: an absent or negative generation counts as -1 (Kafka)."""
-    return m.generation if m.generation is not None and m.generation >= 0 else NO_GENERATION
-
-
 def _encode(spec: GroupSpec) -> _Group:
     by_id = {m.member_id: m for m in spec.members}
     members = [by_id[i] for i in java_sorted(by_id)]
@@ -173,7 +168,7 @@ def _encode(spec: GroupSpec) -> _Group:
         contested = {g for g, c in Counter(chain.from_iterable(claims)).items() if c > 1}
         best: dict[int, tuple[int, int]] = {}  # partition -> (generation, winner or _NO_OWNER)
         for r, (m, gs) in enumerate(zip(members, claims, strict=True)):
-            gen = _generation(m)
+            gen = effective_generation(m)
             for g in gs:
                 if g in contested:
                     prev = best.get(g)
@@ -229,7 +224,7 @@ def _general(grp: _Group) -> list[list[int]]:
     max_gen = max_generation(grp.members)
     prev: dict[int, tuple[int, int]] = {}
     for r, (m, gs) in enumerate(zip(grp.members, grp.claims, strict=True)):
-        gen = _generation(m)
+        gen = effective_generation(m)
         if gen >= max_gen:
             continue
         subscribed = set(subs[r])
