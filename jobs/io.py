@@ -12,9 +12,11 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import SparkSession
 
-from jobs.schemas import InputTable, SchemaError, conform
+from jobs.inputs import read_inputs, read_table
+
+__all__ = ["atomic_output", "exists", "read_inputs", "read_table", "write_json", "write_text"]
 
 
 def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
@@ -28,21 +30,6 @@ def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:
 def exists(spark: SparkSession, path: str) -> bool:
     fs, hpath = _fs(spark, path)
     return bool(fs.exists(hpath))
-
-
-def read_table(spark: SparkSession, input_dir: str, table: InputTable) -> DataFrame | None:
-    """The table's Parquet dataset conformed to the contract; None for an absent optional one."""
-    path = f"{input_dir.rstrip('/')}/{table.name}"
-    if not exists(spark, path):
-        if table.required:
-            raise SchemaError(f"{table.name}: required input table not found at {path}")
-        return None
-    try:
-        df = spark.read.parquet(path)
-    except Exception as exc:  # AnalysisException, or a JVM error reading a corrupt footer
-        first = str(exc).strip().splitlines()[0] if str(exc).strip() else type(exc).__name__
-        raise SchemaError(f"{table.name}: cannot read Parquet at {path}: {first}") from exc
-    return conform(df, table)
 
 
 def write_text(spark: SparkSession, path: str, text: str) -> None:
