@@ -6,7 +6,7 @@ subscriptions, some groups with a current assignment (with departed members and 
 generations), a few members listing their preferred strategies. `--bad-rows` adds a handful
 of broken rows so that the `rejected` table has something to show.
 
-    python -m jobs.sample_estate --groups 300 --out data/sample
+    python -m jobs.tools.sample_estate --groups 300 --out data/sample
 """
 
 from __future__ import annotations
