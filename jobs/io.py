@@ -10,7 +10,7 @@ from pyspark.sql import SparkSession
 
 from jobs.inputs import read_inputs, read_table
 
-__all__ = ["atomic_output", "exists", "read_inputs", "read_table", "write_json", "write_text"]
+__all__ = ["exists", "read_inputs", "read_table", "write_json", "write_text"]
 
 
 def _fs(spark: SparkSession, path: str) -> tuple[Any, Any]:

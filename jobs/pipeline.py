@@ -32,7 +32,6 @@ from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.schemas import (
     CURRENT_ASSIGNMENT,
-    INPUT_TABLES,
     KIND_ASSIGNMENT,
     KIND_REJECTED,
     OUTPUT_TABLES,
@@ -237,7 +236,7 @@ def run(
         spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
     )
     log.info("reading inputs from %s", input_dir)
-    tables = {t.name: io.read_table(spark, input_dir, t) for t in INPUT_TABLES}
+    tables = io.read_inputs(spark, input_dir)
     topic_partitions = tables[TOPIC_PARTITIONS.name]
     subscriptions = tables[SUBSCRIPTIONS.name]
     assert topic_partitions is not None
