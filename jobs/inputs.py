@@ -199,7 +199,7 @@ def _inspect_file(path: str, table: InputTable, problems: _Problems) -> _FileInf
     try:
         schema = pq.read_schema(path)
     except (OSError, pa.ArrowException, ValueError) as exc:
-        problems.add(f"{table.name}: cannot read {problems.name(path)} as Parquet: {_first(exc)}")
+        problems.add(f"{table.name}: cannot read Parquet file {problems.name(path)}: {_first(exc)}")
         return None
     names = schema.names
     lowered = [n.lower() for n in names]
@@ -259,7 +259,9 @@ def _scan_file(info: _FileInfo, table: InputTable, problems: _Problems) -> None:
                     return  # one problem per file is enough
             rows += batch.num_rows
     except (OSError, pa.ArrowException, ValueError) as exc:
-        problems.add(f"{table.name}: cannot read {problems.name(info.path)}: {_first(exc)}")
+        problems.add(
+            f"{table.name}: cannot read Parquet file {problems.name(info.path)}: {_first(exc)}"
+        )
 
 
 def _values_ok(
@@ -271,7 +273,8 @@ def _values_ok(
     except pa.ArrowInvalid as exc:
         p.add(f"{where} is unreadable (a string that is not valid UTF-8?): {_first(exc)}")
         return False
-    if pa.types.is_floating(column.type):
+    expected = dict(table.columns)[name]
+    if pa.types.is_floating(column.type) and not isinstance(expected, T.DoubleType):
         values = column.to_numpy(zero_copy_only=False)
         with np.errstate(invalid="ignore"):
             wrong = ~np.isnan(values) & ((np.floor(values) != values) | (np.abs(values) >= 2.0**63))
@@ -279,8 +282,8 @@ def _values_ok(
             row = int(np.argmax(wrong))
             p.add(
                 f"{where} has type {arrow_type_name(column.type)} with the non-integral value"
-                f" {values[row]!r} (row {offset + row}), expected"
-                f" {dict(table.columns)[name].simpleString()}"
+                f" {float(values[row])!r} (row {offset + row}), expected"
+                f" {expected.simpleString()}"
             )
             return False
     return True
