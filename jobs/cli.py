@@ -7,11 +7,10 @@ written), 1 unexpected failure (nothing written: output appears atomically).
 from __future__ import annotations
 
 import argparse
-import datetime as dt
 import logging
 import sys
 
-from jobs.config import ConfigError, load_config
+from jobs.config import ConfigError, load_config, session_error, valid_ds
 from jobs.pipeline import check_strategies, run
 from jobs.schemas import SchemaError
 from jobs.session import build_session
@@ -34,11 +33,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--strategies", default=None, help="comma-separated, overrides the config")
     p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded in the manifest")
     args = p.parse_args(argv)
-    if args.ds is not None:
-        try:
-            dt.date.fromisoformat(args.ds)
-        except ValueError:
-            p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
+    if args.ds is not None and not valid_ds(args.ds):
+        p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
     return args
 
 
@@ -55,7 +51,13 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as exc:
         log.error("configuration error: %s", exc)
         return EXIT_BAD_INPUT
-    spark = build_session(config)
+    try:
+        spark = build_session(config)
+        spark.conf.get("spark.sql.shuffle.partitions")  # builds the session state: a SQL
+        # property Spark refuses fails here, not at the first read of the input
+    except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property
+        log.error("configuration error: %s", session_error(exc, config))
+        return EXIT_BAD_INPUT
     try:
         result = run(spark, args.input, args.output, config, ds=args.ds)
     except (SchemaError, ConfigError) as exc:
