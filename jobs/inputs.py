@@ -152,13 +152,14 @@ class _Problems:
 
     def __init__(self, input_dir: str) -> None:
         self.input_dir = input_dir.rstrip("/")
+        self.root = self.input_dir  # file paths are shown relative to it
         self.items: list[str] = []
 
     def add(self, text: str) -> None:
         self.items.append(text)
 
     def name(self, path: str) -> str:
-        prefix = self.input_dir + "/"
+        prefix = self.root + "/"
         return path[len(prefix) :] if path.startswith(prefix) else path
 
     def names(self, paths: list[str], total: int, dataset: str) -> str:
@@ -208,8 +209,10 @@ def _inspect_file(path: str, table: InputTable, problems: _Problems) -> _FileInf
 
 
 def _first(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return text.splitlines()[0] if text else type(exc).__name__
+    """The line that says what went wrong (a Py4J error starts with a line that does not)."""
+    lines = [line.strip().lstrip(": ") for line in str(exc).splitlines() if line.strip()]
+    useful = [line for line in lines if not line.startswith("An error occurred while calling")]
+    return (useful or lines or [type(exc).__name__])[0]
 
 
 def _type_problems(tf: _TableFiles, problems: _Problems) -> None:
@@ -365,7 +368,7 @@ def _read_remote(
         return None
     path = present[0][0]
     try:
-        df = spark.read.option("mergeSchema", "true").parquet(path)
+        df = _merged(spark, path)
     except Exception as exc:  # AnalysisException, or a JVM error reading a corrupt footer
         problems.add(f"{table.name}: cannot read Parquet at {path}: {_first(exc)}")
         return None
@@ -376,6 +379,17 @@ def _read_remote(
             problems.add(text)
         return None
     return conform(df, table)
+
+
+def _merged(spark: SparkSession, path: str) -> DataFrame:
+    try:
+        return spark.read.option("mergeSchema", "true").parquet(path)
+    except Exception as exc:
+        if "COLUMN_ALREADY_EXISTS" not in str(exc):
+            raise
+    # columns differing only by case (`GROUP_ID` next to `group_id`): see read_inputs
+    spark.conf.set("spark.sql.caseSensitive", "true")
+    return spark.read.option("mergeSchema", "true").parquet(path)
 
 
 def _remote_float_problems(df: DataFrame, table: InputTable) -> list[str]:
@@ -418,7 +432,8 @@ def read_inputs(
         remote = {t.name: _read_remote(spark, input_dir, t, problems) for t in tables}
         problems.raise_if_any()
         return remote
-    checked = {t.name: _local_table(root.rstrip("/"), t, problems) for t in tables}
+    problems.root = root.rstrip("/")
+    checked = {t.name: _local_table(problems.root, t, problems) for t in tables}
     problems.raise_if_any()
     if any(collides for _, collides in checked.values()):
         # A file holds columns differing only by case (`GROUP_ID` next to `group_id`): Spark's

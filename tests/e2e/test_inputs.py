@@ -316,3 +316,47 @@ def test_tables_written_as_the_readme_shows_are_planned(spark, tmp_path: Path, c
     manifest = json.loads((tmp_path / "out" / "_manifest.json").read_text())
     assert manifest["groups"] == {"input": 1, "planned": 1, "rejected": 0}
     assert manifest["input_rows"]["offsets"] == 1
+
+
+def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, monkeypatch
+) -> None:
+    """HDFS or an object store: no pyarrow checks, Spark merges the part files' schemas."""
+    from jobs import inputs, io
+    from jobs.schemas import SchemaError
+
+    monkeypatch.setattr(inputs, "local_path", lambda spark, path: None)
+    root = good_estate(tmp_path / "in")
+    pd.DataFrame(
+        {
+            "group_id": ["h", "h"],
+            "GROUP_ID": ["X", "Y"],
+            "member_id": ["a", "b"],
+            "topics": [["t"], ["t"]],
+            "generation": [None, 3],
+        }
+    ).to_parquet(root / "subscriptions" / "part-0.parquet")
+    try:
+        tables = io.read_inputs(spark, str(root))
+        rows = sorted(
+            (r["group_id"], r["member_id"], r["generation"])
+            for r in tables["subscriptions"].collect()  # type: ignore[union-attr]
+        )
+    finally:
+        spark.conf.unset("spark.sql.caseSensitive")
+    assert rows == [("h", "a", None), ("h", "b", 3)]
+    assert tables["current_assignment"] is None
+
+    pd.DataFrame(
+        {"group_id": ["h"], "member_id": ["c"], "topics": [["t"]], "generation": [1.5]}
+    ).to_parquet(root / "subscriptions" / "part-1.parquet")
+    with pytest.raises(
+        SchemaError, match=r"column 'generation' in .*part-1.parquet has the non-integral value 1.5"
+    ):
+        io.read_inputs(spark, str(root))
+
+    pq.write_table(
+        pa.table({"topic": ["u"], "partition": ["0"]}), root / "topic_partitions" / "x.parquet"
+    )
+    with pytest.raises(SchemaError, match="topic_partitions: cannot read Parquet at .*MERGE"):
+        io.read_inputs(spark, str(root))
