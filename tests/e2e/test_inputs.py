@@ -358,5 +358,5 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
     pq.write_table(
         pa.table({"topic": ["u"], "partition": ["0"]}), root / "topic_partitions" / "x.parquet"
     )
-    with pytest.raises(SchemaError, match="topic_partitions: cannot read Parquet at .*MERGE"):
+    with pytest.raises(SchemaError, match=r"topic_partitions: cannot read Parquet at .*MERGE"):
         io.read_inputs(spark, str(root))
