@@ -107,6 +107,7 @@ class _FileInfo:
     path: str
     types: dict[str, pa.DataType]  # contract columns present in the file
     case_collision: bool
+    rows: int
 
 
 @dataclass
@@ -136,12 +137,16 @@ def local_path(spark: SparkSession, path: str) -> str | None:
 
 def _hidden(name: str) -> bool:
     # Spark's rule (InMemoryFileIndex): `_SUCCESS`, `_metadata`, `.crc` files, `_temporary`...
-    return (name.startswith("_") and "=" not in name) or name.startswith(".")
+    return (
+        (name.startswith("_") and "=" not in name)
+        or name.startswith(".")
+        or name.endswith("._COPYING_")
+    )
 
 
 def _data_files(folder: str) -> list[str]:
     found = []
-    for root, dirs, names in os.walk(folder):
+    for root, dirs, names in os.walk(folder, followlinks=True):
         dirs[:] = sorted(d for d in dirs if not _hidden(d))
         found += [os.path.join(root, n) for n in sorted(names) if not _hidden(n)]
     return found
@@ -198,14 +203,15 @@ def _locate_local(root: str, table: InputTable, problems: _Problems) -> str | No
 
 def _inspect_file(path: str, table: InputTable, problems: _Problems) -> _FileInfo | None:
     try:
-        schema = pq.read_schema(path)
+        footer = pq.ParquetFile(path)
+        schema, rows = footer.schema_arrow, footer.metadata.num_rows
     except (OSError, pa.ArrowException, ValueError) as exc:
         problems.add(f"{table.name}: cannot read Parquet file {problems.name(path)}: {_first(exc)}")
         return None
     names = schema.names
     lowered = [n.lower() for n in names]
     types = {name: schema.field(name).type for name, _ in table.columns if name in names}
-    return _FileInfo(path, types, len(set(lowered)) != len(lowered))
+    return _FileInfo(path, types, len(set(lowered)) != len(lowered), rows)
 
 
 def _first(exc: BaseException) -> str:
@@ -229,7 +235,8 @@ def _type_problems(tf: _TableFiles, problems: _Problems) -> None:
                 continue
             by_type[arrow_type_name(t)].append(info.path)
             verdict = _verdict(t, expected)
-            if verdict == BAD or (verdict == NULL and name not in table.nullable):
+            # a file without rows may type anything `null` (pandas does for an empty frame)
+            if verdict == BAD or (verdict == NULL and name not in table.nullable and info.rows):
                 bad[arrow_type_name(t)].append(info.path)
         want = expected.simpleString()
         if missing and name not in table.nullable:

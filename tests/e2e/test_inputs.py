@@ -360,3 +360,22 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
     )
     with pytest.raises(SchemaError, match=r"topic_partitions: cannot read Parquet at .*MERGE"):
         io.read_inputs(spark, str(root))
+
+
+def test_an_empty_table_written_by_pandas_reads_as_empty(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """pandas types every column of an empty frame `null`: with no rows, that is no problem."""
+    from jobs import io
+
+    root = good_estate(tmp_path / "in")
+    empty = pd.DataFrame({"group_id": [], "member_id": [], "topic": [], "partition": []})
+    empty.astype(object).to_parquet(root / "current_assignment.parquet")
+    assert pq.read_schema(root / "current_assignment.parquet").field("group_id").type == pa.null()
+    frame = io.read_inputs(spark, str(root))["current_assignment"]
+    assert frame is not None
+    assert frame.count() == 0
+    assert [(f.name, f.dataType.simpleString()) for f in frame.schema.fields] == [
+        ("group_id", "string"),
+        ("member_id", "string"),
+        ("topic", "string"),
+        ("partition", "int"),
+    ]
