@@ -1,7 +1,9 @@
 """Command line and exit codes of the job (DESIGN §5).
 
-Exit codes: 0 planned (possibly with rejected rows), 2 schema or configuration error (nothing
-written), 1 unexpected failure (nothing written: output appears atomically).
+Exit codes: 0 planned (possibly with rejected rows); 2 schema, configuration or output-location
+error, nothing written; 3 completed but needs attention (nothing planned at all, or an
+internal error in some group: the tables are written); 130 interrupted (Ctrl-C), nothing
+written; 1 unexpected failure, nothing written (output appears atomically).
 """
 
 from __future__ import annotations
@@ -9,18 +11,22 @@ from __future__ import annotations
 import argparse
 import datetime as dt
 import logging
+import re
 import sys
 
 from jobs.config import ConfigError, load_config
+from jobs.output import OutputError
 from jobs.pipeline import check_strategies, run
 from jobs.schemas import SchemaError
 from jobs.session import build_session
-from jobs.summary import format_summary
+from jobs.summary import format_summary, needs_attention
 
 log = logging.getLogger("planner")
 EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_BAD_INPUT = 2
+EXIT_NEEDS_ATTENTION = 3
+EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -29,13 +35,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         description="Plan Kafka consumer-group partition assignments offline, as Kafka would.",
     )
     p.add_argument("--input", required=True, help="directory with one Parquet dataset per table")
-    p.add_argument("--output", required=True, help="output directory (replaced atomically)")
+    p.add_argument(
+        "--output",
+        required=True,
+        help="output directory: absent, empty or a previous output (replaced atomically)",
+    )
     p.add_argument("--config", default=None, help="planner TOML (default: conf/planner.toml)")
     p.add_argument("--strategies", default=None, help="comma-separated, overrides the config")
     p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded in the manifest")
+    p.add_argument(
+        "--force",
+        action="store_true",
+        help="replace a non-empty --output that is not a previous output (never the input)",
+    )
     args = p.parse_args(argv)
     if args.ds is not None:
         try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", args.ds):
+                raise ValueError(args.ds)
             dt.date.fromisoformat(args.ds)
         except ValueError:
             p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
@@ -43,12 +60,24 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # The planner's progress at INFO; libraries (py4j) only from WARNING up.
     logging.basicConfig(
-        level=logging.INFO,
+        level=logging.WARNING,
         format="%(asctime)s %(name)s %(levelname)s %(message)s",
         stream=sys.stderr,
     )
+    log.setLevel(logging.INFO)
     args = parse_args(argv)
+    try:
+        return _plan(args)
+    except KeyboardInterrupt:
+        # One line, no traceback: the temporary output is already gone (the output module
+        # deletes it on any exception) and a previous output is untouched.
+        print("interrupted: nothing written, any previous output is unchanged", file=sys.stderr)
+        return EXIT_INTERRUPTED
+
+
+def _plan(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config, args.strategies)
         check_strategies(config)
@@ -57,9 +86,19 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     spark = build_session(config)
     try:
-        result = run(spark, args.input, args.output, config, ds=args.ds)
+        result = run(spark, args.input, args.output, config, ds=args.ds, force=args.force)
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except OutputError as exc:
+        log.error("output refused, nothing written: %s", exc)
+        return EXIT_BAD_INPUT
+    except Exception:
+        log.exception("unexpected failure, nothing written")
+        return EXIT_UNEXPECTED
     print(format_summary(result))
+    attention = needs_attention(result.manifest)
+    if attention:
+        log.error("completed, needs attention (exit 3): %s", "; ".join(attention))
+        return EXIT_NEEDS_ATTENTION
     return EXIT_OK
