@@ -12,6 +12,7 @@ import argparse
 import datetime as dt
 import logging
 import re
+import signal
 import sys
 
 from jobs.config import ConfigError, load_config
@@ -67,6 +68,8 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     log.setLevel(logging.INFO)
+    for handler in logging.getLogger().handlers:
+        handler.addFilter(_not_an_interrupt)
     args = parse_args(argv)
     try:
         return _plan(args)
@@ -77,6 +80,11 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+def _not_an_interrupt(record: logging.LogRecord) -> bool:
+    """Drop py4j's traceback of the KeyboardInterrupt that Ctrl-C raises mid-call."""
+    return not (record.exc_info and record.exc_info[0] is KeyboardInterrupt)
+
+
 def _plan(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config, args.strategies)
@@ -85,6 +93,10 @@ def _plan(args: argparse.Namespace) -> int:
         log.error("configuration error: %s", exc)
         return EXIT_BAD_INPUT
     spark = build_session(config)
+    # PySpark's own SIGINT handler cancels jobs through the very py4j connection that is
+    # waiting for an answer (a reentrant call that prints tracebacks); plain Python's raises
+    # KeyboardInterrupt, and the output module stops the jobs before removing its temporary.
+    signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
         result = run(spark, args.input, args.output, config, ds=args.ds, force=args.force)
     except (SchemaError, ConfigError) as exc:

@@ -37,8 +37,9 @@ import os
 import shutil
 import socket
 import stat
+import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import PurePosixPath
@@ -250,6 +251,7 @@ class Target:
     fs: Any
     place: _Place
     token: str
+    halt: Callable[[], None]  # stops Spark's running jobs before their output is removed
 
     def sibling(self, kind: str, token: str = "") -> str:
         # Hidden names ("."): Spark's partition discovery and most readers skip them, so a run
@@ -267,6 +269,8 @@ class Target:
         try:
             yield _uri(self.place, tmp)
         except BaseException:
+            # Interrupted mid-write, tasks may still be writing: stop them, then delete.
+            self.halt()
             self.fs.delete(tmp)
             raise
         self._swap(tmp)
@@ -304,6 +308,16 @@ class Target:
             raise OutputError(
                 f"cannot move the new output into place at {self.output}: {exc}"
             ) from exc
+
+
+def _halt_jobs(spark: SparkSession, patience: float = 60.0) -> None:
+    """Cancel Spark's running jobs and wait (a bounded time) until none is active."""
+    with contextlib.suppress(Exception):
+        sc = spark.sparkContext
+        sc.cancelAllJobs()
+        deadline = time.monotonic() + patience
+        while sc.statusTracker().getActiveJobsIds() and time.monotonic() < deadline:
+            time.sleep(0.1)
 
 
 def _lock_text(token: str) -> str:
@@ -509,7 +523,9 @@ def claim(
         raise OutputError(f"--output {output} is a root directory")
     parent = str(PurePosixPath(place.path).parent)
     fs: Any = _LocalFs() if place.local else _HadoopFs(spark, _uri(place, place.path))
-    target = Target(output, parent, name, fs, place, uuid.uuid4().hex[:12])
+    target = Target(
+        output, parent, name, fs, place, uuid.uuid4().hex[:12], lambda: _halt_jobs(spark)
+    )
     try:
         fs.mkdirs(parent)
     except OSError as exc:
