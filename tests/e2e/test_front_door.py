@@ -412,3 +412,31 @@ def test_the_sample_estate_explains_its_planted_groups(spark, tmp_path: Path, ca
     assert set(explained) == {g for g, _, _ in found}
     for group, severity, reason in found:
         assert f"{severity} {reason}" in explained[group]
+
+
+# --- the same rules through Hadoop's FileSystem (HDFS, object stores) -------------------------
+
+
+def test_hadoop_file_systems_get_the_same_claim_lock_and_swap(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, monkeypatch, caplog, capsys
+) -> None:
+    """Paths that are not local go through Hadoop's FileSystem; exercised here on file: URIs."""
+    monkeypatch.setattr(output._Place, "local", property(lambda self: False))
+    estate = small_estate(tmp_path / "in")
+    out = tmp_path / "out"
+    assert plan("--input", estate, "--output", out, "--strategies", "range", capsys=capsys)[0] == 0
+    code, _ = plan("--input", estate, "--output", out, "--strategies", "roundrobin", capsys=capsys)
+    assert code == 0
+    assert json.loads((out / "_manifest.json").read_text())["strategies"] == ["roundrobin"]
+    assert siblings(out) == []
+
+    lock = tmp_path / ".out.__lock"
+    lock.write_text(json.dumps({"pid": os.getpid(), "host": socket.gethostname(), "token": "x"}))
+    assert plan("--input", estate, "--output", out, capsys=capsys)[0] == 2
+    assert f"pid {os.getpid()} on host" in caplog.text
+    lock.unlink()
+    (out / "_manifest.json").unlink()
+    (out / "._manifest.json.crc").unlink(missing_ok=True)
+    code, _ = plan("--input", estate, "--output", out, capsys=capsys)
+    assert code == 2
+    assert "non-empty directory without _manifest.json" in caplog.text
