@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import logging
 import time
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -56,7 +57,7 @@ SORT_KEYS = {
     "assignments": ("strategy", "group_id", "topic", "partition"),
     "balance_metrics": ("group_id", "strategy"),
     "elections": ("group_id",),
-    "rejected": ("group_id", "member_id", "topic", "reason", "detail"),
+    "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
 }
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 
@@ -229,105 +230,132 @@ def run(
     output_dir: str,
     config: PlannerConfig,
     ds: str | None = None,
+    *,
+    force: bool = False,
 ) -> RunResult:
+    """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
+
+    Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
+    """
     started = time.monotonic()
     protocols = check_strategies(config)
     check_plugins_on_executors(
         spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
     )
-    log.info("reading inputs from %s", input_dir)
-    tables = io.read_inputs(spark, input_dir)
-    topic_partitions = tables[TOPIC_PARTITIONS.name]
-    subscriptions = tables[SUBSCRIPTIONS.name]
-    assert topic_partitions is not None
-    assert subscriptions is not None
-    current = tables[CURRENT_ASSIGNMENT.name]
-    input_rows = {name: (df.count() if df is not None else None) for name, df in tables.items()}
-    # `offsets` is read for its schema check only: lag metrics come with a later issue.
+    output_dir = output.normalize(output_dir)
+    with output.claim(spark, output_dir, input_dir, force) as target:
+        log.info("reading inputs from %s", input_dir)
+        tables = io.read_inputs(spark, input_dir)
+        input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
+        # `offsets` is read for its schema check only: lag metrics come with a later issue.
+        topic_partitions = tables[TOPIC_PARTITIONS.name]
+        assert topic_partitions is not None  # invariant: read_inputs raises for required tables
+        catalog, topic_problems = topic_catalog(topic_partitions)
+        buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
+        log.info(
+            "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
+            time.monotonic() - started,
+            len(protocols),
+            ", ".join(protocols),
+            buckets,
+            len(catalog),
+        )
+        catalog_bc = spark.sparkContext.broadcast(catalog)
+        wide = _planned(spark, tables, config, buckets, lambda: catalog_bc.value, topic_problems)
+        wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
+        small = (
+            wide.where(F.col("kind") != KIND_ASSIGNMENT)
+            .select("kind", "group_id", PAYLOAD)
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        outputs = split_output(wide, small)
+        try:
+            counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
+            log.info(
+                "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
+                counts["planned_groups"],
+                counts["rejected_groups"],
+                time.monotonic() - started,
+                counts["assignments"],
+            )
+            with target.replace() as tmp:
+                _write_tables(outputs, tmp, config.output_files)
+                summary = strategy_summary(outputs["balance_metrics"])
+                log.info("tables written after %.1f s", time.monotonic() - started)
+                manifest = {
+                    "version": version(),
+                    "ds": ds,
+                    "input": input_dir,
+                    "output": output_dir,
+                    "strategies": protocols,
+                    "config": config.as_dict(),
+                    "input_rows": input_rows,
+                    "output_rows": {t: counts[t] for t, _ in OUTPUT_TABLES.values()},
+                    "topics": len(catalog),
+                    "groups": {
+                        # the UDF writes one elections row per input group (group_id not null)
+                        "input": counts["elections"],
+                        "planned": counts["planned_groups"],
+                        "rejected": counts["rejected_groups"],
+                    },
+                    "planned_by_strategy": planned_by_strategy(protocols, summary),
+                    "rejected_by_reason": counts["by_reason"],
+                    "spark_version": spark.version,
+                    "duration_seconds": round(time.monotonic() - started, 3),
+                }
+                io.write_json(spark, f"{tmp}/{output.MANIFEST}", manifest)
+        finally:
+            small.unpersist()
+            wide.unpersist()
+            catalog_bc.unpersist()
+    return RunResult(manifest, summary)
 
-    catalog, topic_problems = topic_catalog(topic_partitions)
-    buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
-    log.info(
-        "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
-        time.monotonic() - started,
-        len(protocols),
-        ", ".join(protocols),
-        buckets,
-        len(catalog),
-    )
+
+def _planned(
+    spark: SparkSession,
+    tables: dict[str, DataFrame | None],
+    config: PlannerConfig,
+    buckets: int,
+    catalog_value: Callable[[], dict[str, TopicStatus]],
+    topic_problems: list[Problem],
+) -> DataFrame:
+    """The UDF's wide frame (lazy): every group planned in its bucket, plus the topic rows."""
+    subscriptions = tables[SUBSCRIPTIONS.name]
+    assert subscriptions is not None  # invariant: read_inputs raises for required tables
+    current = tables[CURRENT_ASSIGNMENT.name]
     ctx = PlanContext(
         strategies=tuple(s for s in config.strategies if s != ELECTED),
         has_current_assignment=current is not None,
         plan_elected=ELECTED in config.strategies,
         default_strategies=config.default_assignment_strategies,
     )
-    catalog_bc = spark.sparkContext.broadcast(catalog)
     wide = (
         planner_input(subscriptions, current, buckets)
         # One task per bucket, spread over every core: AQE would coalesce the shuffle into
         # fewer, uneven tasks (an explicit repartition is left alone).
         .repartition(buckets, "bucket")
         .groupBy("bucket")
-        .applyInPandas(bucket_function(lambda: catalog_bc.value, ctx), WIDE_SCHEMA)
+        .applyInPandas(bucket_function(catalog_value, ctx), WIDE_SCHEMA)
     )
     if topic_problems:
         wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
-    wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
-    small = (
-        wide.where(F.col("kind") != KIND_ASSIGNMENT)
-        .select("kind", "group_id", PAYLOAD)
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
-    outputs = split_output(wide, small)
-
-    try:
-        counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
-        log.info(
-            "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
-            counts["planned_groups"],
-            counts["rejected_groups"],
-            time.monotonic() - started,
-            counts["assignments"],
-        )
-        with output.atomic_output(spark, output_dir) as tmp:
-            for table, frame in outputs.items():
-                log.info("writing %s", table)
-                writer = sorted_for_write(frame, table, config.output_files).write.mode("error")
-                if table == "assignments":
-                    writer = writer.partitionBy("strategy")
-                writer.parquet(f"{tmp}/{table}")
-            summary = strategy_summary(outputs["balance_metrics"])
-            log.info("tables written after %.1f s", time.monotonic() - started)
-            manifest = {
-                "version": version(),
-                "ds": ds,
-                "input": input_dir,
-                "output": output_dir,
-                "strategies": protocols,
-                "config": config.as_dict(),
-                "input_rows": input_rows,
-                "output_rows": {table: counts[table] for table, _ in OUTPUT_TABLES.values()},
-                "topics": len(catalog),
-                "groups": {
-                    # the UDF writes one elections row per input group (group_id not null)
-                    "input": counts["elections"],
-                    "planned": counts["planned_groups"],
-                    "rejected": counts["rejected_groups"],
-                },
-                "rejected_by_reason": counts["by_reason"],
-                "spark_version": spark.version,
-                "duration_seconds": round(time.monotonic() - started, 3),
-            }
-            io.write_json(spark, f"{tmp}/_manifest.json", manifest)
-    finally:
-        small.unpersist()
-        wide.unpersist()
-        catalog_bc.unpersist()
-    return RunResult(manifest, summary)
+    return wide
 
 
-def _count_if(cond: Column) -> Column:
-    return F.sum(F.when(cond, 1).otherwise(0))
+def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
+    for table, frame in outputs.items():
+        log.info("writing %s", table)
+        writer = sorted_for_write(frame, table, files).write.mode("error")
+        if table == "assignments":
+            writer = writer.partitionBy("strategy")
+        writer.parquet(f"{tmp}/{table}")
+
+
+def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:
+    """Planned (group, strategy) units per strategy: its balance_metrics rows (0 if none)."""
+    planned = dict.fromkeys(protocols, 0)
+    planned.update({s["strategy"]: int(s["groups"]) for s in summary})
+    return planned
 
 
 def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, Any]:

@@ -196,6 +196,8 @@ REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, True),
     ("member_id", STRING, True),
     ("topic", STRING, True),
+    # set when only that strategy failed for the group; null for group-level problems
+    ("strategy", STRING, True),
     ("severity", STRING, False),
     ("reason", STRING, False),
     ("detail", STRING, False),

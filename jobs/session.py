@@ -22,6 +22,17 @@ PACKAGES = ("assignors", "jobs")
 NOT_SHIPPED = ("jobs/tools",)
 
 
+# A local session (python -m jobs.plan_assignments) listens on loopback only, so it needs no
+# SPARK_LOCAL_IP and prints no "hostname resolves to a loopback address" warning; Spark's own
+# INFO chatter is off (the planner's progress goes through the "planner" logger). The config's
+# [spark] table overrides these; under spark-submit the user's settings are kept.
+LOCAL_DEFAULTS = {
+    "spark.driver.host": "127.0.0.1",
+    "spark.driver.bindAddress": "127.0.0.1",
+    "spark.log.level": "WARN",
+}
+
+
 def build_session(config: PlannerConfig) -> SparkSession:
     """The job's session: local[*] when run with python, the submitted one under spark-submit.
 
@@ -35,11 +46,17 @@ def build_session(config: PlannerConfig) -> SparkSession:
         # cluster the executors' Python comes from spark.pyspark.python / PYSPARK_PYTHON.
         os.environ.setdefault("PYSPARK_PYTHON", sys.executable)
         builder = builder.master(os.environ.get("PLANNER_MASTER", "local[*]"))
-        for key, value in config.spark.items():
+        settings = {**LOCAL_DEFAULTS, **config.spark}
+        # The JVM looks up its address (and warns about the hostname) before reading any
+        # property: tell it through the environment it inherits, unless the user did.
+        os.environ.setdefault("SPARK_LOCAL_IP", settings["spark.driver.bindAddress"])
+        for key, value in settings.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
     if submitted:
         given = dict(spark.sparkContext.getConf().getAll())
+        if "spark.log.level" not in given:  # the user's choice wins; else quiet from here on
+            spark.sparkContext.setLogLevel(LOCAL_DEFAULTS["spark.log.level"])
         for key, value in config.spark.items():
             if key not in given:
                 try:

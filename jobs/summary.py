@@ -30,10 +30,35 @@ def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
     return [r.asDict() for r in rows]
 
 
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+def needs_attention(manifest: dict[str, Any]) -> list[str]:
+    """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""
+    reasons = []
+    planned = manifest.get("planned_by_strategy", {})
+    if manifest["groups"]["planned"] == 0 or (planned and not any(planned.values())):
+        reasons.append(
+            f"nothing was planned: 0 (group, strategy) units from {manifest['groups']['input']}"
+            " input groups; see the rejected table"
+        )
+    internal = sum(
+        n for key, n in manifest["rejected_by_reason"].items() if key.endswith(f":{INTERNAL_ERROR}")
+    )
+    if internal:
+        reasons.append(
+            f"{internal} {INTERNAL_ERROR} rows: a built-in assignor failed (a bug; see the log)"
+        )
+    return reasons
+
+
 def format_summary(result: RunResult) -> str:
     m = result.manifest
     g = m["groups"]
+    attention = needs_attention(m)
+    banner = [f"!!! NEEDS ATTENTION (exit 3): {reason}" for reason in attention]
     lines = [
+        *([*banner, ""] if banner else []),
         f"planned {g['planned']} of {g['input']} groups ({g['rejected']} rejected);"
         f" {m['output_rows']['rejected']} rejected rows"
         + (
@@ -57,5 +82,6 @@ def format_summary(result: RunResult) -> str:
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
         f" {out}/elections, {out}/rejected, {out}/_manifest.json",
+        *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)
