@@ -30,21 +30,19 @@ venv: $(STAMP) ## Create .venv and install the pinned dependencies
 
 .PHONY: run
 run: $(STAMP) ## Generate the sample estate, plan it on local[*], print the summary
-	$(PY) -m jobs.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
+	$(PY) -m jobs.tools.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
 	$(PY) -m jobs.plan_assignments --input data/sample --output out/sample --ds $$(date -u +%F)
 
 .PHONY: submit
 submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
-	$(PY) -m jobs.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
+	$(PY) -m jobs.tools.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
 	$(VENV)/bin/spark-submit --master 'local[*]' --conf spark.log.level=WARN jobs/plan_assignments.py \
 		--input data/sample --output out/sample-submit
 
 .PHONY: dist
 dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-files
 	@mkdir -p dist && rm -f dist/planner.zip
-	$(PY) -c "import zipfile, pathlib; z = zipfile.ZipFile('dist/planner.zip', 'w'); \
-	[z.write(f, f.as_posix()) for p in ('assignors', 'jobs') for f in sorted(pathlib.Path(p).rglob('*.py'))]"
-	@echo "dist/planner.zip"
+	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
 
 .PHONY: test
 test: $(STAMP) lint typecheck ## Install everything, then run linters and every test
@@ -70,9 +68,9 @@ typecheck: $(STAMP) ## mypy (strict on assignors/)
 
 .PHONY: bench
 bench: $(STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, one 1M-partition group
-	$(PY) -m jobs.bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
-	$(PY) -m jobs.bench_sticky --case all --assignor all --replay
-	$(PY) -m jobs.bench --scenario big-group --strategies sticky,cooperative-sticky
+	$(PY) -m jobs.tools.bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
+	$(PY) -m jobs.tools.bench_sticky --case all --assignor all --replay
+	$(PY) -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
 
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps .venv)

@@ -1,13 +1,30 @@
-"""Planner configuration: conf/planner.toml, overridden by CLI flags."""
+"""Planner configuration: conf/planner.toml, overridden by CLI flags.
+
+A typo never passes silently: an unknown section or key is a ConfigError naming it and the
+known ones. A custom config's `[spark]` table is merged over the shipped defaults; nested
+tables (`[spark.sql]`) are flattened to dotted property names; the common typed Spark
+properties (memory sizes, counts, booleans) are checked here, before a JVM is started with a
+value it would refuse.
+"""
 
 from __future__ import annotations
 
+import datetime as dt
+import difflib
+import re
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
+
+# The known keys of each section. A feature with a new setting adds its key here.
+KNOWN_KEYS: dict[str, tuple[str, ...]] = {
+    "planner": ("strategies", "default_assignment_strategies"),
+    "execution": ("buckets", "output_files"),
+    "spark": (),  # any Spark property
+}
 
 
 class ConfigError(ValueError):
@@ -50,6 +67,106 @@ def _positive_int(table: dict[str, Any], key: str, default: int, src: str, minim
     return value
 
 
+def _did_you_mean(name: str, known: list[str]) -> str:
+    close = difflib.get_close_matches(name, known, n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""
+
+
+def check_keys(data: dict[str, Any], src: str) -> None:
+    """Refuse unknown sections and keys: a misspelt setting would otherwise be ignored."""
+    sections = list(KNOWN_KEYS)
+    for name, value in data.items():
+        if name not in KNOWN_KEYS:
+            kind = "section" if isinstance(value, dict) else "top-level key"
+            raise ConfigError(
+                f"{src}: unknown {kind} {name!r}{_did_you_mean(name, sections)}; known sections:"
+                f" {', '.join(f'[{s}]' for s in sections)}"
+            )
+        if not isinstance(value, dict):
+            raise ConfigError(f"{src}: [{name}] must be a table, got {value!r}")
+        known = list(KNOWN_KEYS[name])
+        if name == "spark":
+            continue
+        for key in value:
+            if key not in known:
+                raise ConfigError(
+                    f"{src}: unknown key {key!r} in [{name}]{_did_you_mean(key, known)};"
+                    f" known keys: {', '.join(known)}"
+                )
+
+
+def flatten_spark(table: dict[str, Any], src: str, prefix: str = "") -> dict[str, str]:
+    """`[spark]` as Spark property names and string values: nested tables (`[spark.sql]`, or
+    dotted keys) become dotted names, and every name starts with `spark.`."""
+    out: dict[str, str] = {}
+    for key, value in table.items():
+        name = f"{prefix}{key}"
+        if isinstance(value, dict):
+            out.update(flatten_spark(value, src, f"{name}."))
+            continue
+        if not name.startswith("spark."):
+            name = f"spark.{name}"
+        if isinstance(value, bool):
+            out[name] = "true" if value else "false"
+        elif isinstance(value, int | float | str):
+            out[name] = str(value)
+        else:
+            raise ConfigError(
+                f"{src}: Spark property {name} must be a string, number or boolean, got {value!r}"
+            )
+    return out
+
+
+# Spark's own byte-size syntax (JavaUtils.byteStringAs): digits and an optional unit.
+_SIZE = re.compile(r"^\s*\d+\s*(b|k|kb|m|mb|g|gb|t|tb|p|pb)?\s*$", re.IGNORECASE)
+_SIZE_SUFFIXES = (".memory", ".memoryOverhead", ".maxResultSize", ".offHeap.size")
+# Integer properties and their smallest legal value.
+_INTEGERS = {
+    "spark.sql.shuffle.partitions": 1,
+    "spark.default.parallelism": 1,
+    "spark.driver.cores": 1,
+    "spark.executor.cores": 1,
+    "spark.executor.instances": 0,
+    "spark.task.cpus": 1,
+    "spark.task.maxFailures": 1,
+}
+_BOOLEANS = {"spark.sql.caseSensitive", "spark.ui.showConsoleProgress"}
+
+
+def spark_property_problem(name: str, value: str) -> str | None:
+    """Why Spark would refuse `value` for `name` (a common typed property), else None."""
+    if name.endswith(_SIZE_SUFFIXES):
+        if not _SIZE.match(value):
+            return "a size such as 4g, 512m or 1024 (MiB) without fractions"
+    elif name in _INTEGERS:
+        lowest = _INTEGERS[name]
+        if not re.fullmatch(r"\s*-?\d+\s*", value) or int(value) < lowest:
+            return f"an integer >= {lowest}"
+    elif (name.endswith(".enabled") or name in _BOOLEANS) and value.strip().lower() not in (
+        "true",
+        "false",
+    ):
+        return "true or false"
+    return None
+
+
+def _spark_properties(spark: dict[str, Any], src: str, path: Path) -> dict[str, str]:
+    """The shipped defaults' [spark] with this config's over them, each value checked."""
+    merged: dict[str, str] = {}
+    if path.resolve() != DEFAULT_CONFIG.resolve() and DEFAULT_CONFIG.is_file():
+        try:
+            defaults = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+        except (OSError, tomllib.TOMLDecodeError):
+            defaults = {}  # only a broken installation: the custom config still applies
+        merged.update(flatten_spark(defaults.get("spark", {}), str(DEFAULT_CONFIG)))
+    merged.update(flatten_spark(spark, src))
+    for name, value in merged.items():
+        wanted = spark_property_problem(name, value)
+        if wanted is not None:
+            raise ConfigError(f"{src}: [spark] {name} = {value!r} is invalid: expected {wanted}")
+    return merged
+
+
 def load_config(path: str | Path | None = None, strategies: str | None = None) -> PlannerConfig:
     """Read the TOML config (the repo's conf/planner.toml by default) and apply CLI overrides."""
     cfg_path = Path(path) if path is not None else DEFAULT_CONFIG
@@ -60,11 +177,9 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         raise ConfigError(f"cannot read config {src}: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {src} is not valid TOML: {exc}") from exc
+    check_keys(data, src)
     planner = data.get("planner", {})
     execution = data.get("execution", {})
-    spark = data.get("spark", {})
-    if not all(isinstance(t, dict) for t in (planner, execution, spark)):
-        raise ConfigError(f"{src}: [planner], [execution] and [spark] must be tables")
     chosen = _str_list(planner, "strategies", PlannerConfig.strategies, src)
     if strategies is not None:
         chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
@@ -82,6 +197,40 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         ),
         buckets=_positive_int(execution, "buckets", 0, src, 0),
         output_files=_positive_int(execution, "output_files", 2, src, 1),
-        spark={str(k): str(v) for k, v in spark.items()},
+        spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
+    )
+
+
+_DS = re.compile(r"\d{4}-\d{2}-\d{2}")
+
+
+def valid_ds(value: str) -> bool:
+    """`--ds` is a calendar date written YYYY-MM-DD, nothing else (fromisoformat alone also
+    takes 20261105 and week dates)."""
+    if not _DS.fullmatch(value):
+        return False
+    try:
+        dt.date.fromisoformat(value)
+    except ValueError:
+        return False
+    return True
+
+
+def session_error(exc: BaseException, config: PlannerConfig) -> str:
+    """The message for a Spark session that failed to start (or refused a property): names the
+    [spark] property Spark complained about, or all of them when it did not say."""
+    text = str(exc)
+    named = sorted(k for k in config.spark if k in text)
+    lines = [line.strip() for line in text.splitlines() if line.strip()]
+    detail = next(
+        (line for line in reversed(lines) if any(k in line for k in named)),
+        lines[0] if lines else type(exc).__name__,
+    )
+    if named:
+        culprits = ", ".join(f"{k} = {config.spark[k]!r}" for k in named)
+        return f"Spark refused the [spark] property {culprits} of {config.source}: {detail}"
+    props = ", ".join(f"{k} = {v!r}" for k, v in sorted(config.spark.items())) or "none"
+    return (
+        f"Spark did not start; check the [spark] properties of {config.source} ({props}): {detail}"
     )

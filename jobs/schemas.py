@@ -4,7 +4,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from pyspark.sql import DataFrame
+from pyspark.sql import Column, DataFrame
+from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from assignors.metrics import METRIC_COLUMNS
@@ -22,12 +23,16 @@ class InputTable:
     name: str
     required: bool
     columns: tuple[tuple[str, T.DataType], ...]
+    # Columns that may hold nulls (DESIGN §3.1, column "null"): such a column may also be
+    # missing from a file, or typed `null` by pyarrow when every value is null.
+    nullable: frozenset[str] = frozenset()
 
 
 TOPIC_PARTITIONS = InputTable(
     "topic_partitions",
     True,
     (("topic", STRING), ("partition", INT), ("replica_racks", STRINGS), ("weight", DOUBLE)),
+    frozenset({"replica_racks", "weight"}),
 )
 SUBSCRIPTIONS = InputTable(
     "subscriptions",
@@ -41,6 +46,16 @@ SUBSCRIPTIONS = InputTable(
         ("topic_pattern", STRING),
         ("assignment_strategies", STRINGS),
         ("generation", INT),
+    ),
+    frozenset(
+        {
+            "group_instance_id",
+            "client_rack",
+            "topics",
+            "topic_pattern",
+            "assignment_strategies",
+            "generation",
+        }
     ),
 )
 CURRENT_ASSIGNMENT = InputTable(
@@ -58,68 +73,97 @@ OFFSETS = InputTable(
         ("committed_offset", LONG),
         ("log_end_offset", LONG),
     ),
+    frozenset({"committed_offset"}),
 )
 INPUT_TABLES = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, OFFSETS)
 
 # Columns that may be absent from an input file: they are optional in meaning (all null).
-OPTIONAL_COLUMNS = {
-    ("topic_partitions", "replica_racks"),
-    ("topic_partitions", "weight"),
-}
+OPTIONAL_COLUMNS = {(t.name, c) for t in INPUT_TABLES for c in t.nullable}
 
 
 class SchemaError(ValueError):
     """An input table is missing, or a required column is missing or of the wrong type."""
 
 
+_INTEGERS = T.ByteType | T.ShortType | T.IntegerType | T.LongType
+_FLOATS = T.FloatType | T.DoubleType
+
+
 def _accepts(actual: T.DataType, expected: T.DataType) -> bool:
-    """Exact type, or another integer type where an int/bigint is expected (Parquet writers
-    often produce int64 for partition numbers)."""
+    """Exact type, or one that converts without loss of meaning: another integer type where an
+    int/bigint is expected (Parquet writers often produce int64 for partition numbers), a float
+    there (pandas turns an integer column with a None into float64: the values are checked to
+    be integral separately), an integer where a double is expected."""
     if actual == expected:
         return True
-    if isinstance(expected, T.IntegerType):
-        return isinstance(actual, T.ShortType | T.ByteType | T.LongType)
-    if isinstance(expected, T.LongType):
-        return isinstance(actual, T.IntegerType | T.ShortType | T.ByteType)
+    if isinstance(expected, T.IntegerType | T.LongType):
+        return isinstance(actual, _INTEGERS | _FLOATS)
+    if isinstance(expected, T.DoubleType):
+        return isinstance(actual, _INTEGERS | T.FloatType)
     if isinstance(expected, T.ArrayType) and isinstance(actual, T.ArrayType):
         return _accepts(actual.elementType, expected.elementType)
     return False
 
 
-def conform(df: DataFrame, table: InputTable) -> DataFrame:
-    """Check `df` against the contract and select the contract's columns with their types.
-
-    Extra columns are ignored. A missing column or a wrong type raises SchemaError naming
-    the table, the column and the expected type.
-    """
-    actual = {f.name: f.dataType for f in df.schema.fields}
-    cols = []
+def schema_problems(schema: T.StructType, table: InputTable) -> list[str]:
+    """Every way `schema` breaks the contract: missing required columns, wrong types."""
+    actual = {f.name: f.dataType for f in schema.fields}
+    found = []
     for name, expected in table.columns:
-        if name not in actual:
-            if (table.name, name) in OPTIONAL_COLUMNS:
-                cols.append(_null(expected).alias(name))
-                continue
-            raise SchemaError(
-                f"{table.name}: required column {name!r} ({expected.simpleString()}) is missing"
-            )
-        if not _accepts(actual[name], expected):
-            raise SchemaError(
+        if name not in actual or isinstance(actual[name], T.NullType):
+            if name not in table.nullable:
+                found.append(
+                    f"{table.name}: required column {name!r} ({expected.simpleString()}) is missing"
+                )
+        elif not _accepts(actual[name], expected):
+            found.append(
                 f"{table.name}: column {name!r} has type {actual[name].simpleString()},"
                 f" expected {expected.simpleString()}"
             )
-        if actual[name] == expected or isinstance(actual[name], T.LongType):
+    return found
+
+
+def conform(
+    df: DataFrame,
+    table: InputTable,
+    null_columns: frozenset[str] = frozenset(),
+    checked: bool = False,
+) -> DataFrame:
+    """Check `df` against the contract and select the contract's columns with their types.
+
+    Extra columns are ignored; a nullable column that is missing, or listed in `null_columns`
+    (typed `null` in the file: Spark reads it as int), is all null. Otherwise a missing column
+    or a wrong type raises SchemaError naming the table, the column and the expected type,
+    unless the caller has `checked` the file types already (pyarrow sees types Spark does not:
+    a list of nulls reads as array<int>).
+    """
+    if not checked:
+        found = schema_problems(df.schema, table)
+        if found:
+            raise SchemaError("; ".join(found))
+    actual = {f.name: f.dataType for f in df.schema.fields}
+    cols = []
+    for name, expected in table.columns:
+        dtype = actual.get(name)
+        if dtype is None or name in null_columns or isinstance(dtype, T.NullType):
+            cols.append(_null(expected).alias(name))
+        elif dtype == expected or (
+            isinstance(dtype, T.LongType) and isinstance(expected, T.IntegerType)
+        ):
             # A bigint is kept as is, never narrowed: a cast would fail (ANSI) or wrap on values
             # beyond int range; the planner reads partitions and generations as Python ints and
             # reports impossible values as rejected rows.
             cols.append(df[name])
+        elif isinstance(dtype, _FLOATS) and not isinstance(expected, T.DoubleType):
+            # integral values (checked by the reader); NaN is pandas' null
+            c = df[name]
+            cols.append(F.when(F.isnan(c), None).otherwise(c.cast(LONG)).alias(name))
         else:
             cols.append(df[name].cast(expected).alias(name))
     return df.select(*cols)
 
 
-def _null(dtype: T.DataType):  # type: ignore[no-untyped-def]
-    from pyspark.sql import functions as F
-
+def _null(dtype: T.DataType) -> Column:
     return F.lit(None).cast(dtype)
 
 
@@ -152,6 +196,8 @@ REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, True),
     ("member_id", STRING, True),
     ("topic", STRING, True),
+    # set when only that strategy failed for the group; null for group-level problems
+    ("strategy", STRING, True),
     ("severity", STRING, False),
     ("reason", STRING, False),
     ("detail", STRING, False),

@@ -18,8 +18,8 @@ from estate_builders import member, write_estate
 from jobs import io
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
-from jobs.sample_estate import SCHEMAS, generate, write
 from jobs.schemas import SchemaError
+from jobs.tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

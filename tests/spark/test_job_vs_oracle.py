@@ -17,8 +17,8 @@ from chispa import assert_df_equality
 from assignors.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
-from jobs.sample_estate import generate, write
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
+from jobs.tools.sample_estate import generate, write
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,

@@ -6,7 +6,7 @@ subscriptions, some groups with a current assignment (with departed members and 
 generations), a few members listing their preferred strategies. `--bad-rows` adds a handful
 of broken rows so that the `rejected` table has something to show.
 
-    python -m jobs.sample_estate --groups 300 --out data/sample
+    python -m jobs.tools.sample_estate --groups 300 --out data/sample
 """
 
 from __future__ import annotations
@@ -167,6 +167,31 @@ def big_group(
     return {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
 
 
+# The broken groups `--bad-rows` plants on purpose, and what the planner reports for each.
+PLANTED = {
+    "bad-duplicate-member": "two members share one member_id: error DUPLICATE_MEMBER_ID",
+    "bad-both-subscriptions": (
+        "a member sets both topics and topic_pattern: error TOPICS_AND_PATTERN"
+    ),
+    "bad-broken-topic": (
+        "subscribes to broken.gap, whose partitions 0, 1, 3 skip 2:"
+        " error NON_CONTIGUOUS_PARTITIONS (also reported once for the topic itself)"
+    ),
+    "bad-strategy-name": (
+        "votes for 'sticky-ish', which no assignor implements:"
+        " warning UNKNOWN_ASSIGNMENT_STRATEGY (still planned)"
+    ),
+}
+
+
+def describe_planted() -> str:
+    """What `--bad-rows` planted: printed so the job's rejected counts can be read against it."""
+    errors = sum(1 for why in PLANTED.values() if ": error " in why)
+    lines = [f"planted on purpose (--bad-rows): {errors} groups to reject, 1 warning"]
+    lines += [f"  {group}: {why}" for group, why in PLANTED.items()]
+    return "\n".join(lines)
+
+
 def _add_bad_rows(subs: dict[str, list[Any]], tp: dict[str, list[Any]], topics: list[str]) -> None:
     """A duplicate member, a member with both topics and a pattern, a topic with a gap."""
 
@@ -219,6 +244,8 @@ def main(argv: list[str] | None = None) -> None:
     write(tables, args.out)
     rows = ", ".join(f"{k}={len(next(iter(v.values())))}" for k, v in tables.items())
     print(f"sample estate: {args.groups} groups -> {args.out} ({rows})")
+    if args.bad_rows and args.groups >= 3:
+        print(describe_planted())
 
 
 if __name__ == "__main__":

@@ -5,8 +5,8 @@ rows to the same three tables, the same way (fixed hash partitioning, sorted fil
 `assignments` partitioned by strategy), but computes no assignment. Runs alternate between
 floor and job so that machine noise hits both alike; medians and their ratio are printed.
 
-    python -m jobs.bench --groups 100000 --strategies range,roundrobin --repeat 3
-    python -m jobs.bench --scenario big-group --strategies sticky,cooperative-sticky
+    python -m jobs.tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
+    python -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
 """
 
 from __future__ import annotations
@@ -26,11 +26,13 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs import io, sample_estate
+from jobs import io, output
 from jobs.config import PlannerConfig, load_config
-from jobs.plan_assignments import _sorted_for_write, build_session, run
-from jobs.sample_estate import generate, write
+from jobs.pipeline import run, sorted_for_write
 from jobs.schemas import INPUT_TABLES, OUTPUT_TABLES
+from jobs.session import build_session
+from jobs.tools import sample_estate
+from jobs.tools.sample_estate import generate, write
 
 
 def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, int],
@@ -40,10 +42,10 @@ def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, 
         df = io.read_table(spark, input_dir, source)
         if df is not None:
             df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
-    with io.atomic_output(spark, output_dir) as tmp:
+    with output.atomic_output(spark, output_dir) as tmp:
         for _, (table, fields) in OUTPUT_TABLES.items():
             frame = _synthetic(spark, rows[table], fields, strategies)
-            writer = _sorted_for_write(frame, table, files).write.mode("error")
+            writer = sorted_for_write(frame, table, files).write.mode("error")
             if table == "assignments":
                 writer = writer.partitionBy("strategy")
             writer.parquet(f"{tmp}/{table}")

@@ -1,6 +1,6 @@
 """Kafka's large sticky-assignor tests as a benchmark (issue 3 item 5, reference §4.10).
 
-    python -m jobs.bench_sticky [--case a|b|c|all] [--assignor sticky|cooperative-sticky|all]
+    python -m jobs.tools.bench_sticky [--case a|b|c|all] [--assignor sticky|cooperative-sticky|all]
                                 [--replay]
 
 Each case times, per assignor, what Kafka's JUnit test does: a fresh assignment, then a

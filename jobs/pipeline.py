@@ -1,0 +1,381 @@
+"""The job's pipeline: read and check the inputs, plan every group in the bucketed pandas UDF,
+write the output tables and the manifest atomically (DESIGN §3.3)."""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from pyspark import StorageLevel
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+from pyspark.sql import types as T
+
+from assignors.registry import (
+    ELECTED,
+    UnknownStrategyError,
+    canonical_name,
+    classic_protocol_name,
+    resolve,
+)
+from assignors.validation import (
+    ERROR,
+    NOT_PLANNED,
+    Problem,
+    TopicStatus,
+    check_topic,
+    null_topic_problem,
+)
+from jobs import io, output
+from jobs.config import ConfigError, PlannerConfig
+from jobs.schemas import (
+    CURRENT_ASSIGNMENT,
+    KIND_ASSIGNMENT,
+    KIND_REJECTED,
+    OUTPUT_TABLES,
+    PAYLOAD,
+    SUBSCRIPTIONS,
+    TOPIC_PARTITIONS,
+    WIDE_SCHEMA,
+    struct,
+)
+from jobs.summary import strategy_summary
+from jobs.udf import (
+    INPUT_COLUMNS,
+    KIND_MEMBER,
+    KIND_OWNED,
+    PlanContext,
+    bucket_function,
+    problem_payload,
+)
+
+log = logging.getLogger("planner")
+SORT_KEYS = {
+    "assignments": ("strategy", "group_id", "topic", "partition"),
+    "balance_metrics": ("group_id", "strategy"),
+    "elections": ("group_id",),
+    "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
+}
+SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
+
+
+def version() -> str:
+    try:
+        from importlib.metadata import version as _v
+
+        return _v("kafka-assignment-planner")
+    except Exception:
+        return "0.1.0"
+
+
+@dataclass
+class RunResult:
+    manifest: dict[str, Any]
+    summary: list[dict[str, Any]] = field(default_factory=list)
+
+
+def check_strategies(config: PlannerConfig) -> list[str]:
+    """Resolve every configured strategy now, so a typo or a broken plugin stops the job
+    before planning; returns the protocol names (the `strategy` column values)."""
+    protocols = []
+    for name in config.strategies:
+        if name == ELECTED:
+            protocols.append(ELECTED)
+            continue
+        try:
+            protocols.append(resolve(name)[0])
+        except UnknownStrategyError as exc:
+            raise ConfigError(str(exc)) from exc
+    for name in config.default_assignment_strategies:
+        if classic_protocol_name(name) is None:
+            raise ConfigError(
+                f"default_assignment_strategies: {name!r} is not a client-side strategy"
+            )
+    dupes = sorted({p for p in protocols if protocols.count(p) > 1})
+    if dupes:
+        raise ConfigError(f"strategies name the same assignor twice: {', '.join(dupes)}")
+    return protocols
+
+
+def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
+    """Load every configured plugin on an executor before planning: a plugin that the driver
+    can import but the executors cannot (not shipped with --py-files) is a configuration
+    error, not a failure halfway through the job."""
+    if not names:
+        return
+
+    def load(_: object) -> list[str]:
+        failures = []
+        for name in names:
+            try:
+                resolve(name)
+            except UnknownStrategyError as exc:
+                failures.append(str(exc))
+        return failures
+
+    failures = spark.sparkContext.parallelize([0], 1).flatMap(load).collect()
+    if failures:
+        raise ConfigError("on the executors: " + "; ".join(sorted(set(failures))))
+
+
+def topic_catalog(
+    topic_partitions: DataFrame,
+) -> tuple[dict[str, TopicStatus], list[Problem]]:
+    """Aggregate `topic_partitions` per topic on the cluster; classify topics on the driver."""
+    stats = (
+        topic_partitions.groupBy("topic")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.countDistinct("partition").alias("distinct"),
+            F.min("partition").alias("lowest"),
+            F.max("partition").alias("highest"),
+            F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
+        )
+        .collect()
+    )
+    catalog: dict[str, TopicStatus] = {}
+    problems: list[Problem] = []
+    for r in stats:
+        if r["topic"] is None:
+            problems.append(null_topic_problem(int(r["rows"])))
+            continue
+        status, found = check_topic(
+            r["topic"], r["rows"], r["distinct"], r["lowest"], r["highest"], r["nulls"]
+        )
+        catalog[r["topic"]] = status
+        problems.extend(found)
+    return catalog, problems
+
+
+def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: int) -> DataFrame:
+    """Members and owned partitions in one frame (`kind` tells them apart), with a bucket."""
+    # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
+    # range, which the planner reports instead of failing on a cast. The array columns travel
+    # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> measured ~6x slower
+    # than the whole rest of the input side.
+    as_json = ("topics", "assignment_strategies")
+    typed = {**dict(SUBSCRIPTIONS.columns), "generation": T.LongType()}
+    for c in as_json:
+        typed[c] = T.StringType()
+    members = subscriptions.select(
+        F.lit(KIND_MEMBER).alias("kind"),
+        *[
+            (F.to_json(c) if c in as_json else F.col(c).cast(typed[c])).alias(c)
+            for c in SUBSCRIPTIONS_COLUMNS
+        ],
+        F.lit(None).cast("string").alias("topic"),
+        F.lit(None).cast("bigint").alias("partition"),
+    )
+    frames = [members]
+    if current is not None:
+        owned = current.select(
+            F.lit(KIND_OWNED).alias("kind"),
+            "group_id",
+            "member_id",
+            *[
+                F.lit(None).cast(typed[c]).alias(c)
+                for c in SUBSCRIPTIONS_COLUMNS
+                if c not in ("group_id", "member_id")
+            ],
+            "topic",
+            F.col("partition").cast("bigint").alias("partition"),
+        )
+        frames.append(owned)
+    union = frames[0]
+    for f in frames[1:]:
+        union = union.unionByName(f)
+    assert tuple(union.columns) == INPUT_COLUMNS, union.columns
+    return union.withColumn("bucket", F.pmod(F.xxhash64("group_id"), F.lit(buckets)))
+
+
+def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
+    """Driver-side `rejected` rows (topic checks) in the UDF's output form."""
+    rows = [(KIND_REJECTED, p.group_id, problem_payload(p)) for p in problems]
+    return spark.createDataFrame(rows, "kind string, group_id string, payload string")
+
+
+def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
+    """The output tables of the UDF's frame, with the contract's column types.
+
+    `small` holds the wide frame's non-assignment rows: the small tables are read from it,
+    so writing and counting them never scans the millions of assignment rows again.
+    """
+    out = {}
+    for kind, (table, fields) in OUTPUT_TABLES.items():
+        if kind == KIND_ASSIGNMENT:
+            rows = wide.where(F.col("kind") == kind)
+        else:
+            rows = (
+                small.where(F.col("kind") == kind)
+                .select(F.from_json(PAYLOAD, struct(fields)).alias("r"))
+                .select("r.*")
+            )
+        out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
+    return out
+
+
+def sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
+    keys = SORT_KEYS[table]
+    # Fixed hash partitioning + a total sort within files: the same data whatever the
+    # shuffle settings or the order the UDF produced rows in.
+    return df.repartition(files, "group_id").sortWithinPartitions(*keys)
+
+
+def run(
+    spark: SparkSession,
+    input_dir: str,
+    output_dir: str,
+    config: PlannerConfig,
+    ds: str | None = None,
+    *,
+    force: bool = False,
+) -> RunResult:
+    """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
+
+    Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
+    """
+    started = time.monotonic()
+    protocols = check_strategies(config)
+    check_plugins_on_executors(
+        spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
+    )
+    output_dir = output.normalize(output_dir)
+    with output.claim(spark, output_dir, input_dir, force) as target:
+        log.info("reading inputs from %s", input_dir)
+        tables = io.read_inputs(spark, input_dir)
+        input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
+        # `offsets` is read for its schema check only: lag metrics come with a later issue.
+        topic_partitions = tables[TOPIC_PARTITIONS.name]
+        assert topic_partitions is not None  # invariant: read_inputs raises for required tables
+        catalog, topic_problems = topic_catalog(topic_partitions)
+        buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
+        log.info(
+            "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
+            time.monotonic() - started,
+            len(protocols),
+            ", ".join(protocols),
+            buckets,
+            len(catalog),
+        )
+        catalog_bc = spark.sparkContext.broadcast(catalog)
+        wide = _planned(spark, tables, config, buckets, lambda: catalog_bc.value, topic_problems)
+        wide = wide.persist(StorageLevel.MEMORY_AND_DISK)
+        small = (
+            wide.where(F.col("kind") != KIND_ASSIGNMENT)
+            .select("kind", "group_id", PAYLOAD)
+            .persist(StorageLevel.MEMORY_AND_DISK)
+        )
+        outputs = split_output(wide, small)
+        try:
+            counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
+            log.info(
+                "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
+                counts["planned_groups"],
+                counts["rejected_groups"],
+                time.monotonic() - started,
+                counts["assignments"],
+            )
+            with target.replace() as tmp:
+                _write_tables(outputs, tmp, config.output_files)
+                summary = strategy_summary(outputs["balance_metrics"])
+                log.info("tables written after %.1f s", time.monotonic() - started)
+                manifest = {
+                    "version": version(),
+                    "ds": ds,
+                    "input": input_dir,
+                    "output": output_dir,
+                    "strategies": protocols,
+                    "config": config.as_dict(),
+                    "input_rows": input_rows,
+                    "output_rows": {t: counts[t] for t, _ in OUTPUT_TABLES.values()},
+                    "topics": len(catalog),
+                    "groups": {
+                        # the UDF writes one elections row per input group (group_id not null)
+                        "input": counts["elections"],
+                        "planned": counts["planned_groups"],
+                        "rejected": counts["rejected_groups"],
+                    },
+                    "planned_by_strategy": planned_by_strategy(protocols, summary),
+                    "rejected_by_reason": counts["by_reason"],
+                    "spark_version": spark.version,
+                    "duration_seconds": round(time.monotonic() - started, 3),
+                }
+                io.write_json(spark, f"{tmp}/{output.MANIFEST}", manifest)
+        finally:
+            small.unpersist()
+            wide.unpersist()
+            catalog_bc.unpersist()
+    return RunResult(manifest, summary)
+
+
+def _planned(
+    spark: SparkSession,
+    tables: dict[str, DataFrame | None],
+    config: PlannerConfig,
+    buckets: int,
+    catalog_value: Callable[[], dict[str, TopicStatus]],
+    topic_problems: list[Problem],
+) -> DataFrame:
+    """The UDF's wide frame (lazy): every group planned in its bucket, plus the topic rows."""
+    subscriptions = tables[SUBSCRIPTIONS.name]
+    assert subscriptions is not None  # invariant: read_inputs raises for required tables
+    current = tables[CURRENT_ASSIGNMENT.name]
+    ctx = PlanContext(
+        strategies=tuple(s for s in config.strategies if s != ELECTED),
+        has_current_assignment=current is not None,
+        plan_elected=ELECTED in config.strategies,
+        default_strategies=config.default_assignment_strategies,
+    )
+    wide = (
+        planner_input(subscriptions, current, buckets)
+        # One task per bucket, spread over every core: AQE would coalesce the shuffle into
+        # fewer, uneven tasks (an explicit repartition is left alone).
+        .repartition(buckets, "bucket")
+        .groupBy("bucket")
+        .applyInPandas(bucket_function(catalog_value, ctx), WIDE_SCHEMA)
+    )
+    if topic_problems:
+        wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
+    return wide
+
+
+def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
+    for table, frame in outputs.items():
+        log.info("writing %s", table)
+        writer = sorted_for_write(frame, table, files).write.mode("error")
+        if table == "assignments":
+            writer = writer.partitionBy("strategy")
+        writer.parquet(f"{tmp}/{table}")
+
+
+def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:
+    """Planned (group, strategy) units per strategy: its balance_metrics rows (0 if none)."""
+    planned = dict.fromkeys(protocols, 0)
+    planned.update({s["strategy"]: int(s["groups"]) for s in summary})
+    return planned
+
+
+def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, Any]:
+    kinds = {r["kind"]: int(r["count"]) for r in wide.groupBy("kind").count().collect()}
+    out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
+    # every input group has one elections row; NOT_PLANNED marks the rejected ones
+    elections = outputs["elections"]
+    out["planned_groups"] = elections.where(
+        ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
+    ).count()
+    rejected = outputs["rejected"]
+    out["rejected_groups"] = (
+        rejected.where((F.col("severity") == ERROR) & F.col("group_id").isNotNull())
+        .select("group_id")
+        .distinct()
+        .count()
+    )
+    by_reason = rejected.groupBy("severity", "reason").count().collect()
+    out["by_reason"] = {
+        f"{r['severity']}:{r['reason']}": int(r["count"])
+        for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
+    }
+    return out

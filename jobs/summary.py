@@ -1,0 +1,87 @@
+"""The console summary of a run: per-strategy figures from `balance_metrics`."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from pyspark.sql import DataFrame
+from pyspark.sql import functions as F
+
+if TYPE_CHECKING:
+    from jobs.pipeline import RunResult
+
+
+def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
+    """Per-strategy summary for the console (computed from the metrics rows)."""
+    rows = (
+        metrics.groupBy("strategy")
+        .agg(
+            F.count(F.lit(1)).alias("groups"),
+            F.sum("partition_count").alias("partitions"),
+            F.avg(F.col("is_fully_balanced").cast("double")).alias("fully_balanced_share"),
+            F.max("partition_spread").alias("worst_spread"),
+            F.sum("moved_partition_count").alias("moved"),
+            F.sum("idle_member_count").alias("idle_members"),
+            F.sum(F.when(~F.col("is_valid"), 1).otherwise(0)).alias("invalid"),
+        )
+        .orderBy("strategy")
+        .collect()
+    )
+    return [r.asDict() for r in rows]
+
+
+INTERNAL_ERROR = "INTERNAL_ERROR"
+
+
+def needs_attention(manifest: dict[str, Any]) -> list[str]:
+    """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""
+    reasons = []
+    planned = manifest.get("planned_by_strategy", {})
+    if manifest["groups"]["planned"] == 0 or (planned and not any(planned.values())):
+        reasons.append(
+            f"nothing was planned: 0 (group, strategy) units from {manifest['groups']['input']}"
+            " input groups; see the rejected table"
+        )
+    internal = sum(
+        n for key, n in manifest["rejected_by_reason"].items() if key.endswith(f":{INTERNAL_ERROR}")
+    )
+    if internal:
+        reasons.append(
+            f"{internal} {INTERNAL_ERROR} rows: a built-in assignor failed (a bug; see the log)"
+        )
+    return reasons
+
+
+def format_summary(result: RunResult) -> str:
+    m = result.manifest
+    g = m["groups"]
+    attention = needs_attention(m)
+    banner = [f"!!! NEEDS ATTENTION (exit 3): {reason}" for reason in attention]
+    lines = [
+        *([*banner, ""] if banner else []),
+        f"planned {g['planned']} of {g['input']} groups ({g['rejected']} rejected);"
+        f" {m['output_rows']['rejected']} rejected rows"
+        + (
+            " (" + ", ".join(f"{k}={v}" for k, v in m["rejected_by_reason"].items()) + ")"
+            if m["rejected_by_reason"]
+            else ""
+        ),
+        "",
+        f"{'strategy':<20} {'groups':>8} {'partitions':>11} {'balanced':>9} {'worst spread':>13}"
+        f" {'moved':>9} {'idle members':>13}",
+    ]
+    for s in result.summary:
+        moved = "-" if s["moved"] is None else str(s["moved"])
+        lines.append(
+            f"{s['strategy']:<20} {s['groups']:>8} {s['partitions'] or 0:>11}"
+            f" {100 * (s['fully_balanced_share'] or 0):>8.1f}% {s['worst_spread'] or 0:>13}"
+            f" {moved:>9} {s['idle_members'] or 0:>13}"
+        )
+    out = m["output"]
+    lines += [
+        "",
+        f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
+        f" {out}/elections, {out}/rejected, {out}/_manifest.json",
+        *(["", *banner] if banner else []),
+    ]
+    return "\n".join(lines)

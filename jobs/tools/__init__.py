@@ -1,0 +1,1 @@
+"""Developer tools (benchmarks, the sample estate): never shipped to executors."""
