@@ -8,7 +8,7 @@ the metadata of the topics they subscribe to. Assignors are pure functions
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 TopicPartition = tuple[str, int]
@@ -117,6 +117,12 @@ def java_key(s: str) -> bytes:
 def _needs_java_key(s: str) -> bool:
     # str.isascii and max run in C: this is on the hot path of every group.
     return not s.isascii() and max(s) >= "\ue000"
+
+
+def java_order_key(values: Iterable[str]) -> Callable[[str], bytes | str]:
+    """A sort key giving Java order for `values`: plain strings when no character of them can
+    sort differently (the fast path), else `java_key`."""
+    return java_key if any(_needs_java_key(v) for v in values) else _identity
 
 
 def java_sorted(values: Iterable[str]) -> list[str]:

@@ -112,11 +112,15 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 
 from assignors.model import java_sorted
+from assignors.validation import KAFKA_MAX_TOPIC_LENGTH, Reason
 
-INVALID_PATTERN = "INVALID_PATTERN"
-KAFKA_MAX_TOPIC_LENGTH = 249
+INVALID_PATTERN = Reason.INVALID_PATTERN.value
 MAX_BACKTRACKING_STEPS = 100_000_000
 """The guard's budget for one 249-character name (see the module docstring): about 0.1 s."""
+MAX_PATTERN_LENGTH = 10_000
+"""Longer patterns are INVALID_PATTERN before any parsing: the guard's analysis grows with the
+pattern (pairs of alternatives are compared), and a pattern this long is a list of topic names
+that belongs in `topics`."""
 
 
 class InvalidPatternError(ValueError):
@@ -124,8 +128,9 @@ class InvalidPatternError(ValueError):
 
     reason = INVALID_PATTERN
 
-    def __init__(self, pattern: str, detail: str) -> None:
-        super().__init__(f"invalid topic pattern {pattern!r}: {detail}")
+    def __init__(self, pattern: str, detail: str, length: int | None = None) -> None:
+        shown = repr(pattern) if length is None else f"{pattern!r} ({length} characters)"
+        super().__init__(f"invalid topic pattern {shown}: {detail}")
         self.pattern = pattern
         self.detail = detail
 
@@ -825,8 +830,8 @@ class _Guard:
                 for alt in node.alts:
                     self.possessify(alt, after if node.transparent else [])
 
-    def check(self, alts: list[list[_Node]]) -> None:
-        """Reject the pattern when its backtracking bound exceeds MAX_BACKTRACKING_STEPS."""
+    def check(self, alts: list[list[_Node]]) -> int:
+        """The backtracking bound for one name; rejects the pattern above MAX_BACKTRACKING_STEPS."""
         top = self._alts_cost(alts)
         total = _add(top.steps, top.ways)  # every way to match is then tested against the end
         if total > MAX_BACKTRACKING_STEPS:
@@ -837,6 +842,7 @@ class _Guard:
                 f"{_approx(MAX_BACKTRACKING_STEPS)}); make quantifiers possessive "
                 "(e.g. 'x*+') or use atomic groups '(?>...)'",
             )
+        return total
 
     def _cost(self, node: _Node) -> _Cost:
         if isinstance(node, _Char):
@@ -924,7 +930,48 @@ class _Guard:
 # --- public API ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class CompiledPattern:
+    """A translated pattern and the guard's bound on its work against one topic name."""
+
+    regex: re.Pattern[str]
+    steps: int
+
+
 @lru_cache(maxsize=4096)
+def analyse_java_pattern(pattern: str) -> CompiledPattern:
+    """`compile_java_pattern` plus the backtracking bound per name (see the module docstring).
+
+    >>> analyse_java_pattern("orders-.*").steps < analyse_java_pattern(".*a.*b").steps
+    True
+    >>> analyse_java_pattern("x" * (MAX_PATTERN_LENGTH + 1))
+    Traceback (most recent call last):
+    ...
+    assignors.patterns.InvalidPatternError: invalid topic pattern 'xxx...' (10001 characters): \
+longer than 10000 characters; list the topics instead
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise InvalidPatternError(
+            f"{pattern[:3]}...",
+            f"longer than {MAX_PATTERN_LENGTH} characters; list the topics instead",
+            length=len(pattern),
+        )
+    t = _Translator(pattern)
+    try:
+        alts = t.parse()
+        guard = _Guard(pattern, t.flags_seen)
+        for seq in alts:
+            guard.possessify(seq, [None])
+        steps = guard.check(alts)
+        py = "|".join("".join(map(_emit, seq)) for seq in alts)
+    except RecursionError:
+        raise InvalidPatternError(pattern, "too deeply nested") from None
+    try:
+        return CompiledPattern(re.compile(py, re.ASCII), steps)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
+
+
 def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     """Translate a Java regex into a compiled Python one, or raise InvalidPatternError.
 
@@ -938,20 +985,7 @@ def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     >>> bool(compile_java_pattern("[a-z&&[^aeiou]]+").fullmatch("xyz"))
     True
     """
-    t = _Translator(pattern)
-    try:
-        alts = t.parse()
-        guard = _Guard(pattern, t.flags_seen)
-        for seq in alts:
-            guard.possessify(seq, [None])
-        guard.check(alts)
-        py = "|".join("".join(map(_emit, seq)) for seq in alts)
-    except RecursionError:
-        raise InvalidPatternError(pattern, "too deeply nested") from None
-    try:
-        return re.compile(py, re.ASCII)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
+    return analyse_java_pattern(pattern).regex
 
 
 def match_topics(pattern: str | re.Pattern[str], topics: Iterable[str]) -> list[str]:

@@ -55,17 +55,21 @@ def test_without_current_assignment_moved_is_null() -> None:
     assert all(r[4] is None for r in sp.rows)
 
 
-def test_failing_strategy_rejects_the_group() -> None:
+def test_failing_strategy_fails_only_itself() -> None:
+    # Issue 13.8 changes the required behaviour (this test was "a failing strategy rejects the
+    # group", asserting `plan.plans == []`): a plugin that raises or returns an invalid
+    # assignment fails only its own (group, strategy); the other strategies are planned.
     plan = plan_group(
         SPEC,
         [("range", RangeAssignor()), ("boom", Raising()), ("bad", Invalid())],
         has_current_assignment=False,
     )
-    assert plan.plans == []
+    assert [p.strategy for p in plan.plans] == ["range"]
     assert [(p.reason, p.severity) for p in plan.problems] == [
         ("ASSIGNOR_FAILED", "error"),
         ("INVALID_ASSIGNMENT", "error"),
     ]
+    assert [p.strategy for p in plan.problems] == ["boom", "bad"]
     assert "plugin exploded" in plan.problems[0].detail
     assert "'boom'" in plan.problems[0].detail
 
