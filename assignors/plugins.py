@@ -21,8 +21,8 @@ invalid assignment with `InvalidAssignmentError`; the planner fails that (group,
 only (ASSIGNOR_FAILED / INVALID_ASSIGNMENT) and goes on. A `KeyboardInterrupt` passes
 through: the planner isolates it only where it cannot be a real Ctrl-C (on an executor).
 Import problems are configuration errors and raise `PluginLoadError` naming the culprit.
-Classes are imported once per process (the job loads them on the driver and again on each executor); each `load_assignor` call
-makes a fresh instance.
+Classes are imported once per process (the job loads them on the driver and again on each
+executor); each `load_assignor` call makes a fresh instance.
 
 >>> a = load_assignor("assignors.examples.random_assignor:RandomAssignor")
 >>> a.name, a.java_class
