@@ -1,4 +1,4 @@
-"""Balance metrics of one group under one strategy (DESIGN §4).
+"""Balance metrics of one group under one strategy (the `balance_metrics` table).
 
 Names follow what operators read in `kafka-consumer-groups.sh`, Burrow and Cruise Control.
 "Member" counts every member of the group, idle ones included; statistics are over the

@@ -134,7 +134,7 @@ def java_sorted(values: Iterable[str]) -> list[str]:
 
 
 def member_order(members: Iterable[Member]) -> list[Member]:
-    """Kafka's `MemberInfo` order, used by range and roundrobin (reference §1.2).
+    """Kafka's `AbstractPartitionAssignor.MemberInfo` order, used by range and roundrobin.
 
     Static members first, by `group.instance.id`; then dynamic members, by `member.id`; both
     in Java string order.

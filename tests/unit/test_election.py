@@ -1,4 +1,4 @@
-"""Classic-protocol strategy election (reference §6.2, rule 10)."""
+"""Classic-protocol strategy election (`ClassicGroup.selectProtocol`, `ClassicGroupMember.vote`)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Balance metrics (DESIGN §4) on small cases whose values are computed by hand."""
+"""Balance metrics on small cases whose values are computed by hand."""
 
 from __future__ import annotations
 
@@ -347,7 +347,7 @@ def test_property_metrics_of_kafka_assignments(seed: int) -> None:
         assert row["partition_spread"] == max(sizes) - min(sizes)
         assert row["idle_member_count"] == sizes.count(0)
         if assignor.name == "range":
-            assert row["max_topic_spread"] in (0, 1)  # q or q+1 per topic, reference §2.1
+            assert row["max_topic_spread"] in (0, 1)  # q or q+1 per topic, as RangeAssignor deals
         # Dropping one assigned partition always makes the assignment invalid.
         holder = next((m for m, tps in assignment.items() if tps), None)
         if holder is not None:
