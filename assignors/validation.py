@@ -427,19 +427,20 @@ class _Subscriptions:
         if self.resolve is None:
             self.resolve = PatternResolver(sorted(self.catalog))
         if pattern not in self.patterns and isinstance(self.resolve, PatternResolver):
-            self.spent += self.resolve.cost(pattern)
-            if self.spent > MAX_GROUP_BACKTRACKING_STEPS:
+            spent = self.spent + self.resolve.cost(pattern)
+            if spent > MAX_GROUP_BACKTRACKING_STEPS:
                 self.found.add(
                     ERROR,
                     Reason.INVALID_PATTERN,
                     f"invalid topic pattern {pattern[:300]!r}: the group's patterns could"
-                    f" backtrack through about {self.spent:.1e} steps over"
+                    f" backtrack through about {spent:.1e} steps over"
                     f" {len(self.resolve.topics)} topic names (at most"
                     f" {MAX_GROUP_BACKTRACKING_STEPS:.0e} per group); make quantifiers"
                     " possessive (e.g. 'x*+') or use atomic groups '(?>...)'",
                     mid,
                 )
                 return None
+            self.spent = spent
         self.patterns.add(pattern)
         try:
             return set(self.resolve(pattern))

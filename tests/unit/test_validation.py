@@ -282,6 +282,13 @@ def test_backtracking_budget_is_per_group() -> None:
     assert spec is None
     assert reasons(problems) == [(ERROR, Reason.INVALID_PATTERN)]
     assert "per group" in problems[0].detail
+    # Each of two such patterns fits against 150 names; together they exceed the budget.
+    fewer = {f"topic-{i}": TopicStatus(1) for i in range(150)}
+    assert build_group("g", one, [], fewer, known)[1] == []
+    two = [*one, MemberRow("b", topic_pattern=".*a.*a.*c")]
+    spec, problems = build_group("g", two, [], fewer, known)
+    assert spec is None
+    assert [(p.member_id, p.reason) for p in problems] == [("b", Reason.INVALID_PATTERN)]
     # Cheap patterns pass against the same names, however many members share them.
     cheap = [MemberRow(f"m{i}", topic_pattern="topic-1.*") for i in range(50)]
     spec, problems = build_group("g", cheap, [], many, known)
