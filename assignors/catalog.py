@@ -49,6 +49,8 @@ from assignors.registry import (
 
 __all__ = ["ELECTED", "KAFKA_DEFAULT_STRATEGIES", "Strategy", "StrategyCatalog"]
 
+_MAX_CACHED_VOTES = 4096
+
 
 class _PluginFactory:
     """A fresh plugin assignor per call; pickles as its class path (the executor imports it)."""
@@ -210,7 +212,8 @@ class StrategyCatalog:
         else:
             plugin = self.plugins.get(key)
             found = None if plugin is None else plugin.protocol
-        self._votes[key] = found
+        if len(self._votes) < _MAX_CACHED_VOTES:  # names come from input data: bounded
+            self._votes[key] = found
         return found
 
     def is_known(self, name: str) -> bool:
