@@ -1,4 +1,7 @@
-"""Strategy election in the classic group protocol, as the group coordinator does it (§6.2).
+"""Strategy election in the classic group protocol, as the group coordinator does it.
+
+Kafka's `ClassicGroup.selectProtocol()` (formerly `GroupMetadata.selectProtocol`, in the broker's
+group coordinator).
 
 Every member sends its `partition.assignment.strategy` list in preference order. The
 coordinator takes as candidates the protocols that *every* member supports, lets each member
@@ -7,11 +10,13 @@ With no common protocol, JoinGroup fails with `INCONSISTENT_GROUP_PROTOCOL`.
 
 Planner specifics:
 
-* A member without a list (None) uses `default`, Kafka's `[range, cooperative-sticky]`.
-* Protocol names and Kafka class names are interchangeable: `known` maps both to the
-  canonical protocol name. A name `known` does not recognise cannot be planned, so it cannot
-  be voted for: it is left out of that member's list and reported in `unknown_names` (the
-  caller turns those into `rejected` warnings). When the members do share a name but only
+* A member without a list (None) uses `default`, Kafka's `[range, cooperative-sticky]`
+  (`KAFKA_DEFAULT_STRATEGIES`, the one home of that list).
+* Protocol names and Kafka class names are interchangeable: `known` (the caller's resolver,
+  e.g. `StrategyCatalog.vote`) maps both to the canonical protocol name. A name `known` does
+  not recognise cannot be planned, so it cannot be voted for: it is left out of that
+  member's list and reported in `unknown_names` (the caller turns those into `rejected`
+  warnings). When the members do share a name but only
   unknown ones, the error is `UNKNOWN_COMMON_STRATEGY` rather than Kafka's
   `INCONSISTENT_GROUP_PROTOCOL`: Kafka would accept that group, we just cannot plan it.
 * Ties: Kafka breaks them by hash-map iteration order (arbitrary). We break them by the
@@ -22,12 +27,15 @@ Planner specifics:
 * An empty group elects nothing and reports no error (Kafka never elects for an empty group;
   an Empty classic group accepts any protocol from its first joiner).
 
->>> e = elect([["range", "roundrobin"], ["roundrobin", "range"], ["roundrobin", "range"]])
+>>> classes = {"org.apache.kafka.clients.consumer.RoundRobinAssignor": "roundrobin"}
+>>> def known(name):
+...     return name if name in ("range", "roundrobin") else classes.get(name)
+>>> e = elect([["range", "roundrobin"], ["roundrobin", "range"], ["roundrobin", "range"]], known)
 >>> e.elected, e.candidate_strategies, e.error
 ('roundrobin', ['roundrobin', 'range'], None)
->>> elect([["range"], ["roundrobin"]]).error
+>>> elect([["range"], ["roundrobin"]], known).error
 'INCONSISTENT_GROUP_PROTOCOL'
->>> elect([["org.apache.kafka.clients.consumer.RoundRobinAssignor", "foo"], ["roundrobin"]])
+>>> elect([["org.apache.kafka.clients.consumer.RoundRobinAssignor", "foo"], ["roundrobin"]], known)
 Election(elected='roundrobin', candidate_strategies=['roundrobin'], error=None, \
 unknown_names=[(0, 'foo')])
 """
@@ -38,12 +46,15 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assignors.model import java_key
-from assignors.registry import KAFKA_DEFAULT_STRATEGIES, canonical_name
+from assignors.validation import Reason
 
-INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
+KAFKA_DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "cooperative-sticky")
+"""Kafka's classic default `partition.assignment.strategy` (`ConsumerConfig`, Kafka 3.x/4.x)."""
+
+INCONSISTENT_GROUP_PROTOCOL = Reason.INCONSISTENT_GROUP_PROTOCOL.value
 """No strategy is supported by every member (Kafka error 23)."""
 
-UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"
+UNKNOWN_COMMON_STRATEGY = Reason.UNKNOWN_COMMON_STRATEGY.value
 """Every member supports some strategy, but none the planner knows."""
 
 
@@ -64,16 +75,20 @@ class Election:
 
 def elect(
     member_strategies: Sequence[Sequence[str] | None],
+    known: Callable[[str], str | None],
     default: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
-    known: Callable[[str], str | None] = canonical_name,
 ) -> Election:
     """Elect the group's strategy from each member's preference list (see the module doc).
 
-    >>> elect([["range", "roundrobin"], ["roundrobin", "foo"]]).elected  # Kafka's test fact
+    `known` resolves a name as given to the protocol it votes for (None: cannot be planned).
+
+    >>> def known(name):
+    ...     return name if name in ("range", "roundrobin") else None
+    >>> elect([["range", "roundrobin"], ["roundrobin", "foo"]], known).elected  # testSelectProtocol
     'roundrobin'
-    >>> elect([["range", "roundrobin"], ["roundrobin", "range"]]).elected  # tie: name order
+    >>> elect([["range", "roundrobin"], ["roundrobin", "range"]], known).elected  # tie: name order
     'range'
-    >>> elect([]).elected is None
+    >>> elect([], known).elected is None
     True
     """
     if not member_strategies:

@@ -1,4 +1,4 @@
-"""Balance metrics of one group under one strategy (DESIGN §4).
+"""Balance metrics of one group under one strategy (the `balance_metrics` table).
 
 Names follow what operators read in `kafka-consumer-groups.sh`, Burrow and Cruise Control.
 "Member" counts every member of the group, idle ones included; statistics are over the
@@ -9,7 +9,7 @@ member sizes (partitions per member), the standard deviation is the population o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -40,46 +40,98 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
 Metrics = dict[str, int | float | bool | str | None]
 
 
-@dataclass(slots=True)
-class _Scan:
-    """One pass over an assignment: what every metric needs (this runs for every group)."""
+ELECTED_STRATEGY: Final = "elected_strategy"
+"""The metric the planner fills in on `elected` rows only."""
+_SHOWN = 5  # how many missing partitions a violation message lists
 
-    valid: bool
+
+@dataclass(slots=True)
+class Scan:
+    """One pass over an assignment: its validity and what every metric needs (this runs for
+    every group and strategy).
+
+    `violation` is None for a valid assignment, else the first rule it breaks, as a sentence
+    (what a plugin's INVALID_ASSIGNMENT row says).
+    """
+
+    violation: str | None
     assigned: int  # distinct existing partitions of subscribed topics
     topic_counts: dict[str, dict[str, int]]  # member_id -> topic -> partitions
 
+    @property
+    def valid(self) -> bool:
+        return self.violation is None
 
-def _scan(spec: GroupSpec, assignment: Assignment, subscribed: set[str]) -> _Scan:
+
+def scan_assignment(spec: GroupSpec, assignment: Mapping[str, Sequence[TopicPartition]]) -> Scan:
+    """The one definition of a valid assignment, as Kafka's group leader would accept it.
+
+    Valid means: only members of the group; every partition of a subscribed, existing topic
+    assigned exactly once, and only to a member that subscribes to its topic.
+
+    >>> from assignors.model import Member, TopicMetadata
+    >>> spec = GroupSpec("g", (Member("a", frozenset({"t"})), Member("b", frozenset({"t"}))),
+    ...                  {"t": TopicMetadata("t", 2)})
+    >>> scan_assignment(spec, {"a": [("t", 0)], "b": [("t", 1)]}).valid
+    True
+    >>> scan_assignment(spec, {"a": [("t", 0)], "b": [("t", 0)]}).violation
+    "partition t-0 assigned to both 'a' and 'b'"
+    """
     subs = {m.member_id: m.topics for m in spec.members}
+    subscribed = set(spec.subscribed_topics())
     meta = spec.topics
-    valid = not (assignment.keys() - subs.keys())
-    seen: set[TopicPartition] = set()
-    total = 0
+    violation: str | None = None
+    owner: dict[TopicPartition, str] = {}
     topic_counts: dict[str, dict[str, int]] = {}
     for member_id, tps in assignment.items():
-        mine = subs.get(member_id, frozenset())
+        mine = subs.get(member_id)
+        if mine is None:
+            violation = violation or f"unknown member {member_id!r}"
+            mine = frozenset()
         counts: dict[str, int] = {}
         topic_counts[member_id] = counts
-        total += len(tps)
         for tp in tps:
             topic, p = tp
             counts[topic] = counts.get(topic, 0) + 1
-            t = meta.get(topic)
-            if t is None or not 0 <= p < t.partition_count or topic not in subscribed:
-                valid = False
+            if topic not in subscribed or not 0 <= p < meta[topic].partition_count:
+                # not an existing partition of a subscribed topic: invalid, and not counted
+                violation = violation or _violation(spec, member_id, tp, None, mine)
                 continue
-            if topic not in mine:
-                valid = False
-            seen.add(tp)
+            first = owner.get(tp)
+            if first is None:
+                owner[tp] = member_id
+                if topic in mine:
+                    continue
+            violation = violation or _violation(spec, member_id, tp, first, mine)
     expected = sum(meta[t].partition_count for t in subscribed)
-    # Duplicates show as more assigned entries than distinct partitions.
-    valid = valid and total == len(seen) == expected
-    return _Scan(valid, len(seen), topic_counts)
+    if violation is None and len(owner) < expected:
+        missing = [(t, p) for t in spec.subscribed_topics() for p in range(meta[t].partition_count)
+                   if (t, p) not in owner]  # fmt: skip
+        shown = ", ".join(f"{t}-{p}" for t, p in missing[:_SHOWN])
+        more = f" (and {len(missing) - _SHOWN} more)" if len(missing) > _SHOWN else ""
+        violation = f"{len(missing)} partition(s) left unassigned: {shown}{more}"
+    return Scan(violation, len(owner), topic_counts)
+
+
+def _violation(
+    spec: GroupSpec, member: str, tp: TopicPartition, first: str | None, mine: frozenset[str]
+) -> str:
+    """Why giving `tp` to `member` breaks the rules (`first`: its earlier owner, if any)."""
+    topic, p = tp
+    count = spec.partition_count(topic)
+    if count == 0:
+        return f"{member!r} got {topic}-{p} of a topic that does not exist"
+    if not 0 <= p < count:
+        return f"{member!r} got {topic}-{p}, but {topic} has partitions 0..{count - 1}"
+    if topic not in mine or first is None:
+        return f"{member!r} got {topic}-{p} but does not subscribe to {topic}"
+    detail = "twice" if first == member else f"to both {first!r} and {member!r}"
+    return f"partition {topic}-{p} assigned {detail}"
 
 
 def is_valid(spec: GroupSpec, assignment: Assignment) -> bool:
     """Every existing subscribed partition assigned exactly once, and only to a subscriber."""
-    return _scan(spec, assignment, set(spec.subscribed_topics())).valid
+    return scan_assignment(spec, assignment).valid
 
 
 def balance_metrics(
@@ -102,11 +154,10 @@ def balance_metrics(
     partition_count = sum(spec.partition_count(t) for t in topics)
     sizes = [len(assignment.get(m.member_id, ())) for m in spec.members]
     n = len(sizes)
-    scan = _scan(spec, assignment, set(topics))
+    scan = scan_assignment(spec, assignment)
     lo = min(sizes, default=0)
     hi = max(sizes, default=0)
-    avg = sum(sizes) / n if n else 0.0
-    std = math.sqrt(sum((s - avg) ** 2 for s in sizes) / n) if n else 0.0
+    avg, std = mean_and_stddev(sizes)
 
     moved: int | None = None
     revoked: int | None = None
@@ -141,8 +192,27 @@ def balance_metrics(
         "is_valid": scan.valid,
         "rebalance_rounds": rebalance_rounds,
         "revoked_partition_count": revoked,
-        "elected_strategy": None,
+        ELECTED_STRATEGY: None,
     }
+
+
+def mean_and_stddev(sizes: Sequence[int]) -> tuple[float, float]:
+    """Mean and population standard deviation of integer sizes, from exact integer sums.
+
+    Var = (n·Σs² − (Σs)²) / n², computed in integers and divided once, so the result is
+    bit-for-bit the same whatever order the sizes come in (float sums are not associative).
+
+    >>> mean_and_stddev([1, 2, 3, 4]), mean_and_stddev([4, 3, 2, 1])
+    ((2.5, 1.118033988749895), (2.5, 1.118033988749895))
+    >>> mean_and_stddev([])
+    (0.0, 0.0)
+    """
+    n = len(sizes)
+    if not n:
+        return 0.0, 0.0
+    total = sum(sizes)
+    squares = sum(s * s for s in sizes)
+    return total / n, math.sqrt((n * squares - total * total) / (n * n))
 
 
 def revoked_partition_count(spec: GroupSpec, assignment: Assignment) -> int:
@@ -169,7 +239,7 @@ def max_topic_spread(spec: GroupSpec, assignment: Assignment) -> int:
     Range gives 0 or 1 here by construction; sticky strategies can give a whole topic to one
     member (count-balanced but not topic-balanced), which this metric exposes.
     """
-    scan = _scan(spec, assignment, set(spec.subscribed_topics()))
+    scan = scan_assignment(spec, assignment)
     return _max_topic_spread(spec, scan.topic_counts)
 
 

@@ -8,7 +8,7 @@ the metadata of the topics they subscribe to. Assignors are pure functions
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 
 TopicPartition = tuple[str, int]
@@ -119,6 +119,12 @@ def _needs_java_key(s: str) -> bool:
     return not s.isascii() and max(s) >= "\ue000"
 
 
+def java_order_key(values: Iterable[str]) -> Callable[[str], bytes | str]:
+    """A sort key giving Java order for `values`: plain strings when no character of them can
+    sort differently (the fast path), else `java_key`."""
+    return java_key if any(_needs_java_key(v) for v in values) else _identity
+
+
 def java_sorted(values: Iterable[str]) -> list[str]:
     """Sort strings in Java order; plain str sort when no character can disagree (fast path)."""
     vals = list(values)
@@ -128,7 +134,7 @@ def java_sorted(values: Iterable[str]) -> list[str]:
 
 
 def member_order(members: Iterable[Member]) -> list[Member]:
-    """Kafka's `MemberInfo` order, used by range and roundrobin (reference §1.2).
+    """Kafka's `AbstractPartitionAssignor.MemberInfo` order, used by range and roundrobin.
 
     Static members first, by `group.instance.id`; then dynamic members, by `member.id`; both
     in Java string order.

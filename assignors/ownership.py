@@ -1,10 +1,12 @@
 """Who owns what before the rebalance: Kafka's generation rule for reported ownership.
 
 Members report the partitions they own together with the generation in which they got them
-(reference §4.2). When two live members claim the same partition, the claim from the higher
-generation wins; claims tied at the highest generation invalidate the partition for every
-claimant (a stale double claim is legal input, not an error). A member reporting no generation
-(or a negative one) counts as generation -1, as Kafka does. Only existing partitions count.
+(`ConsumerProtocolSubscription.generationId`, or the `userData` of the eager `StickyAssignor`,
+as `AbstractStickyAssignor.memberData` reads them). When two live members claim the same
+partition, the claim from the higher generation wins; claims tied at the highest generation
+invalidate the partition for every claimant (a stale double claim is legal input, not an
+error). A member reporting no generation (or a negative one) counts as generation -1, as Kafka
+does. Only existing partitions count.
 
 Departed members (rows of `current_assignment` whose member is no longer in the group) are not
 seen by Kafka's assignors at all; their partitions simply become free. For the planner's
@@ -24,7 +26,8 @@ NO_GENERATION = -1
 def effective_generation(member: Member) -> int:
     """The generation used for conflicts: absent (None) or negative counts as -1.
 
-    Kafka treats a negative generationId as absent (reference §1.1) and absent as -1.
+    Kafka treats a negative `Subscription.generationId` as absent and absent as -1
+    (`AbstractStickyAssignor.DEFAULT_GENERATION`).
     """
     gen = member.generation
     return gen if gen is not None and gen >= 0 else NO_GENERATION

@@ -107,16 +107,20 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
 
 from assignors.model import java_sorted
+from assignors.validation import KAFKA_MAX_TOPIC_LENGTH, Reason
 
-INVALID_PATTERN = "INVALID_PATTERN"
-KAFKA_MAX_TOPIC_LENGTH = 249
+INVALID_PATTERN = Reason.INVALID_PATTERN.value
 MAX_BACKTRACKING_STEPS = 100_000_000
 """The guard's budget for one 249-character name (see the module docstring): about 0.1 s."""
+MAX_PATTERN_LENGTH = 10_000
+"""Longer patterns are INVALID_PATTERN before any parsing: the guard's analysis grows with the
+pattern (pairs of alternatives are compared), and a pattern this long is a list of topic names
+that belongs in `topics`."""
 
 
 class InvalidPatternError(ValueError):
@@ -124,8 +128,9 @@ class InvalidPatternError(ValueError):
 
     reason = INVALID_PATTERN
 
-    def __init__(self, pattern: str, detail: str) -> None:
-        super().__init__(f"invalid topic pattern {pattern!r}: {detail}")
+    def __init__(self, pattern: str, detail: str, length: int | None = None) -> None:
+        shown = repr(pattern) if length is None else f"{pattern!r} ({length} characters)"
+        super().__init__(f"invalid topic pattern {shown}: {detail}")
         self.pattern = pattern
         self.detail = detail
 
@@ -272,6 +277,22 @@ def _property(name: str) -> str | None:
 
 
 # --- the translator -----------------------------------------------------------------------
+
+
+@dataclass(slots=True)
+class _Operand:
+    """One `&&` operand of a class being parsed: set contents plus nested/negated classes."""
+
+    contents: str = ""
+    unions: list[str] = field(default_factory=list)
+
+
+_SIMPLE_ESCAPES = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "a": "\a", "e": "\x1b"}
+_NAMED_REF = re.compile(r"k<([a-zA-Z][a-zA-Z0-9]*)>")
+_HEX = re.compile(r"\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{2})")
+_UNICODE = re.compile(r"[0-9a-fA-F]{4}")
+_OCTAL = re.compile(r"[0-3][0-7]{2}|[0-7]{1,2}")
+_CHAR_NAME = re.compile(r"\{([^}]*)\}")
 
 
 class _Translator:
@@ -455,35 +476,16 @@ class _Translator:
         if not ch:
             raise self.fail("trailing backslash")
         if ch == "Q":
-            self.i += 1
-            end = self.s.find("\\E", self.i)
-            quoted = self.s[self.i :] if end < 0 else self.s[self.i : end]
-            self.i = len(self.s) if end < 0 else end + 2
-            chars = [_Char(re.escape(c), c) for c in quoted]
-            if not chars:
-                return None
-            items.extend(chars[:-1])  # a quantifier after \E applies to the last character
-            return chars[-1]
+            return self._quoted(items)
         if ch in "123456789":
             return self._backref()
         if ch == "k":
-            m = re.compile(r"k<([a-zA-Z][a-zA-Z0-9]*)>").match(self.s, self.i)
-            if m is None:
-                raise self.fail("\\k is not followed by <name>")
-            self.i = m.end()
-            name = m.group(1)
-            if name not in self.names:
-                raise self.fail(f"named capturing group <{name}> does not exist")
-            # Java: a reference to a group that has not matched (still open) fails to match.
-            if name not in self.closed_names:
-                return _Raw("(?!)")
-            return _Raw(f"(?P={name})", scan=True)
-        zero = {"b": "\\b", "B": "\\B", "A": "\\A", "z": "\\Z", "Z": f"(?={_LINE_END}?\\Z)"}
-        if ch in zero:
+            return self._named_backref()
+        if ch in _ZERO_WIDTH:
             if ch == "b" and self.peek(1) == "{":
                 raise self.fail("\\b{g} (grapheme boundary) is not supported")
             self.i += 1
-            return _Raw(zero[ch], end=ch in "zZ")
+            return _Raw(_ZERO_WIDTH[ch], end=ch in "zZ")
         if ch == "R":
             self.i += 1
             return _Raw(f"(?>\\r\\n|[{_VSPACE}])")
@@ -495,6 +497,32 @@ class _Translator:
         if kind == "set":
             return _Char(value if value in _SHORTHANDS else f"[{value}]")
         return _Char(value)  # "neg": an expression already
+
+    def _quoted(self, items: list[_Node]) -> _Node | None:
+        """`\\Q...\\E` (at the Q): literal characters; the last one is returned, so that a
+        quantifier after `\\E` applies to it alone."""
+        self.i += 1
+        end = self.s.find("\\E", self.i)
+        quoted = self.s[self.i :] if end < 0 else self.s[self.i : end]
+        self.i = len(self.s) if end < 0 else end + 2
+        chars = [_Char(re.escape(c), c) for c in quoted]
+        if not chars:
+            return None
+        items.extend(chars[:-1])
+        return chars[-1]
+
+    def _named_backref(self) -> _Node:
+        m = _NAMED_REF.match(self.s, self.i)
+        if m is None:
+            raise self.fail("\\k is not followed by <name>")
+        self.i = m.end()
+        name = m.group(1)
+        if name not in self.names:
+            raise self.fail(f"named capturing group <{name}> does not exist")
+        # Java: a reference to a group that has not matched (still open) fails to match.
+        if name not in self.closed_names:
+            return _Raw("(?!)")
+        return _Raw(f"(?P={name})", scan=True)
 
     def _backref(self) -> _Node:
         # Java reads the longest number that still names an existing group.
@@ -512,72 +540,77 @@ class _Translator:
         """After a backslash: ("char", c) | ("set", class contents) | ("neg", one-char regex)."""
         ch = self.peek()
         self.i += 1
-        simple = {"t": "\t", "n": "\n", "r": "\r", "f": "\f", "a": "\a", "e": "\x1b"}
-        if ch in simple:
-            return "char", simple[ch]
+        if ch in _SIMPLE_ESCAPES:
+            return "char", _SIMPLE_ESCAPES[ch]
         if ch in "dDwWsS":
             return "set", "\\" + ch
-        if ch == "h":
-            return "set", _HSPACE
-        if ch == "v":
-            return "set", _VSPACE
+        if ch in "hv":
+            return "set", _HSPACE if ch == "h" else _VSPACE
         if ch in "HV":
             return "neg", f"[^{_HSPACE if ch == 'H' else _VSPACE}]"
-        if ch == "c":
-            if not self.peek():
-                raise self.fail("illegal control escape \\c")
-            self.i += 1
-            return "char", chr(ord(self.s[self.i - 1]) ^ 64)
-        if ch == "x":
-            m = re.compile(r"\{([0-9a-fA-F]+)\}|([0-9a-fA-F]{2})").match(self.s, self.i)
-            if m is None:
-                raise self.fail("illegal hexadecimal escape sequence")
-            self.i = m.end()
-            cp = int(m.group(1) or m.group(2), 16)
-            if cp > 0x10FFFF:
-                raise self.fail("hexadecimal codepoint is too big")
-            return "char", chr(cp)
-        if ch == "u":
-            m = re.compile(r"[0-9a-fA-F]{4}").match(self.s, self.i)
-            if m is None:
-                raise self.fail("illegal Unicode escape sequence")
-            self.i = m.end()
-            return "char", chr(int(m.group(0), 16))
-        if ch == "0":
-            m = re.compile(r"[0-3][0-7]{2}|[0-7]{1,2}").match(self.s, self.i)
-            if m is None:
-                raise self.fail("illegal octal escape sequence")
-            self.i = m.end()
-            return "char", chr(int(m.group(0), 8))
-        if ch == "N":
-            m = re.compile(r"\{([^}]*)\}").match(self.s, self.i)
-            try:
-                value = unicodedata.lookup(m.group(1)) if m else None
-            except KeyError:
-                value = None
-            if m is None or value is None:
-                raise self.fail("unknown character name in \\N{...}")
-            self.i = m.end()
-            return "char", value
+        reader = _CHAR_READERS.get(ch)
+        if reader is not None:
+            return "char", reader(self)
         if ch in "pP":
-            if self.peek() == "{":
-                end = self.s.find("}", self.i)
-                if end < 0:
-                    raise self.fail("unclosed character family")
-                name = self.s[self.i + 1 : end]
-                self.i = end + 1
-            else:
-                name = self.peek()
-                self.i += 1
-            contents = _property(name)
-            if contents is None:
-                raise self.fail(f"character property \\p{{{name}}} is not supported")
-            if not contents:
-                return ("neg", "[^\\s\\S]") if ch == "p" else ("neg", "[\\s\\S]")
-            return ("set", contents) if ch == "p" else ("neg", f"[^{contents}]")
+            return self._property_escape(ch)
         if ch.isascii() and ch.isalnum():
             raise self.fail(f"illegal/unsupported escape sequence \\{ch}")
         return "char", ch
+
+    def _control_char(self) -> str:
+        if not self.peek():
+            raise self.fail("illegal control escape \\c")
+        self.i += 1
+        return chr(ord(self.s[self.i - 1]) ^ 64)
+
+    def _matched(self, pattern: re.Pattern[str], error: str) -> re.Match[str]:
+        m = pattern.match(self.s, self.i)
+        if m is None:
+            raise self.fail(error)
+        self.i = m.end()
+        return m
+
+    def _hex_char(self) -> str:
+        m = self._matched(_HEX, "illegal hexadecimal escape sequence")
+        cp = int(m.group(1) or m.group(2), 16)
+        if cp > 0x10FFFF:
+            raise self.fail("hexadecimal codepoint is too big")
+        return chr(cp)
+
+    def _unicode_char(self) -> str:
+        return chr(int(self._matched(_UNICODE, "illegal Unicode escape sequence").group(0), 16))
+
+    def _octal_char(self) -> str:
+        return chr(int(self._matched(_OCTAL, "illegal octal escape sequence").group(0), 8))
+
+    def _named_char(self) -> str:
+        m = _CHAR_NAME.match(self.s, self.i)
+        try:
+            value = unicodedata.lookup(m.group(1)) if m else None
+        except KeyError:
+            value = None
+        if m is None or value is None:
+            raise self.fail("unknown character name in \\N{...}")
+        self.i = m.end()
+        return value
+
+    def _property_escape(self, ch: str) -> tuple[str, str]:
+        """`\\p{...}` / `\\P{...}` (or one-letter `\\pL`), after the p or P."""
+        if self.peek() == "{":
+            end = self.s.find("}", self.i)
+            if end < 0:
+                raise self.fail("unclosed character family")
+            name = self.s[self.i + 1 : end]
+            self.i = end + 1
+        else:
+            name = self.peek()
+            self.i += 1
+        contents = _property(name)
+        if contents is None:
+            raise self.fail(f"character property \\p{{{name}}} is not supported")
+        if not contents:
+            return ("neg", "[^\\s\\S]") if ch == "p" else ("neg", "[\\s\\S]")
+        return ("set", contents) if ch == "p" else ("neg", f"[^{contents}]")
 
     # Character classes: each becomes one single-character Python expression.
 
@@ -592,23 +625,8 @@ class _Translator:
         if negated:
             self.i += 1
         operands: list[str] = []  # intersected (&&)
-        contents = ""  # of the current operand
-        unions: list[str] = []  # nested classes / negated escapes of the current operand
+        operand = _Operand()  # the current one
         first = True
-
-        def close_operand() -> None:
-            parts = ([f"[{contents}]"] if contents else []) + unions
-            if not parts:
-                raise self.fail(f"empty character class operand at index {self.i}")
-            if len(parts) == 1:
-                operands.append(parts[0])
-            elif all(p.startswith("[") and not p.startswith("[^") for p in parts):
-                operands.append("[" + "".join(p[1:-1] for p in parts) + "]")  # one set
-            else:
-                # One character either way, but `[a]|[^b]` could match 'a' twice over: an
-                # atomic group keeps the union from multiplying backtracking paths.
-                operands.append("(?>" + "|".join(parts) + ")")
-
         while True:
             ch = self.peek()
             if not ch:
@@ -618,45 +636,57 @@ class _Translator:
                 break
             first = False
             if ch == "[":
-                unions.append(self._class_expr())
+                operand.unions.append(self._class_expr())
             elif self.s.startswith("&&", self.i):
                 self.i += 2
-                close_operand()
-                contents, unions = "", []
-                first = True
-                if self.peek() == "]":  # "[a&&]" is "[a]" in Java
-                    first = False
+                operands.append(self._close_operand(operand))
+                operand = _Operand()
+                first = self.peek() != "]"  # "[a&&]" is "[a]" in Java
             elif ch == "\\" and self.peek(1) == "Q":
                 end = self.s.find("\\E", self.i + 2)
                 quoted = self.s[self.i + 2 :] if end < 0 else self.s[self.i + 2 : end]
                 self.i = len(self.s) if end < 0 else end + 2
-                contents += "".join(_class_char(c) for c in quoted)
+                operand.contents += "".join(_class_char(c) for c in quoted)
             else:
-                kind, lo = self._class_atom()
-                if kind == "set":
-                    contents += lo
-                    continue
-                if kind == "neg":
-                    unions.append(lo)
-                    continue
-                if self.peek() == "-" and self.peek(1) not in ("]", "[", ""):
-                    self.i += 1
-                    kind, hi = self._class_atom()
-                    if kind != "char":
-                        raise self.fail(f"illegal character range at index {self.i}")
-                    if ord(hi) < ord(lo):
-                        raise self.fail(f"illegal character range {lo}-{hi}")
-                    contents += _class_char(lo) + "-" + _class_char(hi)
-                else:
-                    contents += _class_char(lo)
-        close_operand()
+                self._class_item(operand)
+        operands.append(self._close_operand(operand))
         if not negated:
             if len(operands) == 1:
                 return operands[0]
             return "(?:" + "".join(f"(?={op})" for op in operands[:-1]) + operands[-1] + ")"
-        if len(operands) > 1 or unions or not operands[0].startswith("["):
+        if len(operands) > 1 or operand.unions or not operands[0].startswith("["):
             raise self.fail("negated character classes with nested classes or && are unsupported")
         return "[^" + operands[0][1:]
+
+    def _class_item(self, operand: _Operand) -> None:
+        """One character, range, shorthand or negated escape of a class, added to `operand`."""
+        kind, lo = self._class_atom()
+        if kind == "set":
+            operand.contents += lo
+        elif kind == "neg":
+            operand.unions.append(lo)
+        elif self.peek() == "-" and self.peek(1) not in ("]", "[", ""):
+            self.i += 1
+            kind, hi = self._class_atom()
+            if kind != "char":
+                raise self.fail(f"illegal character range at index {self.i}")
+            if ord(hi) < ord(lo):
+                raise self.fail(f"illegal character range {lo}-{hi}")
+            operand.contents += _class_char(lo) + "-" + _class_char(hi)
+        else:
+            operand.contents += _class_char(lo)
+
+    def _close_operand(self, operand: _Operand) -> str:
+        parts = ([f"[{operand.contents}]"] if operand.contents else []) + operand.unions
+        if not parts:
+            raise self.fail(f"empty character class operand at index {self.i}")
+        if len(parts) == 1:
+            return parts[0]
+        if all(p.startswith("[") and not p.startswith("[^") for p in parts):
+            return "[" + "".join(p[1:-1] for p in parts) + "]"  # one set
+        # One character either way, but `[a]|[^b]` could match 'a' twice over: an atomic
+        # group keeps the union from multiplying backtracking paths.
+        return "(?>" + "|".join(parts) + ")"
 
     def _class_atom(self) -> tuple[str, str]:
         """One item of a class: ("char", c), ("set", contents) or ("neg", one-char regex)."""
@@ -670,6 +700,16 @@ class _Translator:
         return self._class_escape()
 
 
+_ZERO_WIDTH = {"b": "\\b", "B": "\\B", "A": "\\A", "z": "\\Z", "Z": f"(?={_LINE_END}?\\Z)"}
+_CHAR_READERS: dict[str, Callable[[_Translator], str]] = {
+    "c": _Translator._control_char,
+    "x": _Translator._hex_char,
+    "u": _Translator._unicode_char,
+    "0": _Translator._octal_char,
+    "N": _Translator._named_char,
+}
+
+
 def _flag_prefix(flags: dict[str, bool]) -> str:
     on = "".join(f for f in "ims" if flags.get(f) is True)
     off = "".join(f for f in "ims" if flags.get(f) is False)
@@ -681,6 +721,16 @@ def _flag_prefix(flags: dict[str, bool]) -> str:
 
 
 # --- the backtracking guard ----------------------------------------------------------------
+
+
+def _after(rest: list[_Node], follow: list[_Char | None]) -> list[_Char | None]:
+    """What may follow a node: the first character of `rest`, else what follows the sequence."""
+    if all(isinstance(n, _Raw) and n.end for n in rest) and follow == [None]:
+        return [None]  # only end anchors, then the end
+    if rest:
+        nxt = _first_char(rest)
+        return [nxt] if nxt is not None else []
+    return follow
 
 
 def _first_char(seq: list[_Node]) -> _Char | None:
@@ -793,40 +843,36 @@ class _Guard:
         the end of the whole input; an empty list means "unknown".
         """
         for k, node in enumerate(seq):
-            rest = seq[k + 1 :]
-            if all(isinstance(n, _Raw) and n.end for n in rest) and follow == [None]:
-                after: list[_Char | None] = [None]  # only end anchors, then the end
-            elif rest:
-                nxt = _first_char(rest)
-                after = [nxt] if nxt is not None else []
-            else:
-                after = follow
+            after = _after(seq[k + 1 :], follow)
             if isinstance(node, _Quant):
-                if isinstance(node.atom, _Char):
-                    if (
-                        node.backtracks
-                        and after
-                        and all(f is None or self.disjoint(node.atom, f) for f in after)
-                    ):
-                        node.auto = True
-                elif isinstance(node.atom, _Group) and node.atom.transparent:
-                    # The body is followed by what follows the group and, when it repeats, by
-                    # the start of any alternative of the next iteration.
-                    inner: list[_Char | None] = list(after)
-                    if node.repeats:
-                        starts = [_first_char(alt) for alt in node.atom.alts]
-                        inner = [] if None in starts else inner + starts
-                    for alt in node.atom.alts:
-                        self.possessify(alt, inner if after else [])
-                elif isinstance(node.atom, _Group):
-                    for alt in node.atom.alts:
-                        self.possessify(alt, [])
+                self._possessify_quant(node, after)
             elif isinstance(node, _Group):
                 for alt in node.alts:
                     self.possessify(alt, after if node.transparent else [])
 
-    def check(self, alts: list[list[_Node]]) -> None:
-        """Reject the pattern when its backtracking bound exceeds MAX_BACKTRACKING_STEPS."""
+    def _possessify_quant(self, node: _Quant, after: list[_Char | None]) -> None:
+        if isinstance(node.atom, _Char):
+            if (
+                node.backtracks
+                and after
+                and all(f is None or self.disjoint(node.atom, f) for f in after)
+            ):
+                node.auto = True
+        elif isinstance(node.atom, _Group) and node.atom.transparent:
+            # The body is followed by what follows the group and, when it repeats, by the
+            # start of any alternative of the next iteration.
+            inner: list[_Char | None] = list(after)
+            if node.repeats:
+                starts = [_first_char(alt) for alt in node.atom.alts]
+                inner = [] if None in starts else inner + starts
+            for alt in node.atom.alts:
+                self.possessify(alt, inner if after else [])
+        elif isinstance(node.atom, _Group):
+            for alt in node.atom.alts:
+                self.possessify(alt, [])
+
+    def check(self, alts: list[list[_Node]]) -> int:
+        """The backtracking bound for one name; rejects the pattern above MAX_BACKTRACKING_STEPS."""
         top = self._alts_cost(alts)
         total = _add(top.steps, top.ways)  # every way to match is then tested against the end
         if total > MAX_BACKTRACKING_STEPS:
@@ -837,6 +883,7 @@ class _Guard:
                 f"{_approx(MAX_BACKTRACKING_STEPS)}); make quantifiers possessive "
                 "(e.g. 'x*+') or use atomic groups '(?>...)'",
             )
+        return total
 
     def _cost(self, node: _Node) -> _Cost:
         if isinstance(node, _Char):
@@ -924,7 +971,48 @@ class _Guard:
 # --- public API ----------------------------------------------------------------------------
 
 
+@dataclass(frozen=True, slots=True)
+class CompiledPattern:
+    """A translated pattern and the guard's bound on its work against one topic name."""
+
+    regex: re.Pattern[str]
+    steps: int
+
+
 @lru_cache(maxsize=4096)
+def analyse_java_pattern(pattern: str) -> CompiledPattern:
+    """`compile_java_pattern` plus the backtracking bound per name (see the module docstring).
+
+    >>> analyse_java_pattern("orders-.*").steps < analyse_java_pattern(".*a.*b").steps
+    True
+    >>> analyse_java_pattern("x" * (MAX_PATTERN_LENGTH + 1))
+    Traceback (most recent call last):
+    ...
+    assignors.patterns.InvalidPatternError: invalid topic pattern 'xxx...' (10001 characters): \
+longer than 10000 characters; list the topics instead
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        raise InvalidPatternError(
+            f"{pattern[:3]}...",
+            f"longer than {MAX_PATTERN_LENGTH} characters; list the topics instead",
+            length=len(pattern),
+        )
+    t = _Translator(pattern)
+    try:
+        alts = t.parse()
+        guard = _Guard(pattern, t.flags_seen)
+        for seq in alts:
+            guard.possessify(seq, [None])
+        steps = guard.check(alts)
+        py = "|".join("".join(map(_emit, seq)) for seq in alts)
+    except RecursionError:
+        raise InvalidPatternError(pattern, "too deeply nested") from None
+    try:
+        return CompiledPattern(re.compile(py, re.ASCII), steps)
+    except (re.error, OverflowError, RecursionError) as exc:
+        raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
+
+
 def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     """Translate a Java regex into a compiled Python one, or raise InvalidPatternError.
 
@@ -938,20 +1026,7 @@ def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     >>> bool(compile_java_pattern("[a-z&&[^aeiou]]+").fullmatch("xyz"))
     True
     """
-    t = _Translator(pattern)
-    try:
-        alts = t.parse()
-        guard = _Guard(pattern, t.flags_seen)
-        for seq in alts:
-            guard.possessify(seq, [None])
-        guard.check(alts)
-        py = "|".join("".join(map(_emit, seq)) for seq in alts)
-    except RecursionError:
-        raise InvalidPatternError(pattern, "too deeply nested") from None
-    try:
-        return re.compile(py, re.ASCII)
-    except (re.error, OverflowError, RecursionError) as exc:
-        raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
+    return analyse_java_pattern(pattern).regex
 
 
 def match_topics(pattern: str | re.Pattern[str], topics: Iterable[str]) -> list[str]:

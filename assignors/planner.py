@@ -1,29 +1,42 @@
 """Plan one group under several strategies: assignment rows and a metrics row per strategy.
 
 This is the whole per-group computation the Spark layer runs; it is plain Python so it can be
-tested (and used) without a JVM.
+tested (and used) without a JVM. The strategies come from a `StrategyCatalog`, built once on
+the driver.
+
+Failures are contained to one (group, strategy), as Kafka contains an assignor's failure to
+the group whose leader ran it: a plugin that raises or returns an invalid assignment is an
+`ASSIGNOR_FAILED` / `INVALID_ASSIGNMENT` problem naming the strategy, a bug in a built-in
+assignor an `INTERNAL_ERROR` one (exception and innermost frame in `detail`, traceback in the
+log); the group's other strategies are still planned. `elected` fails only when the elected
+strategy failed.
 """
 
 from __future__ import annotations
 
+import logging
+import traceback
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
-from assignors.election import Election, elect
-from assignors.metrics import Metrics, balance_metrics
+from assignors.catalog import Strategy, StrategyCatalog
+from assignors.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
+from assignors.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
 from assignors.model import GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.plugins import InvalidAssignmentError
-from assignors.registry import (
-    ELECTED,
-    KAFKA_DEFAULT_STRATEGIES,
-    Assignor,
-    classic_protocol_name,
-    resolve,
-)
+from assignors.registry import ELECTED, Assignor
 from assignors.validation import ERROR, WARNING, Problem, Reason
 
-__all__ = ["ASSIGNMENT_ROW_FIELDS", "GroupPlan", "InvalidAssignmentError", "plan_group"]
+__all__ = [
+    "ASSIGNMENT_ROW_FIELDS",
+    "GroupPlan",
+    "InvalidAssignmentError",
+    "internal_error",
+    "plan_group",
+]
+
+log = logging.getLogger(__name__)
 
 AssignmentRow = tuple[str, str | None, str, int, str | None, int]
 """One `assignments` row without group and strategy (plain tuples: millions are built):
@@ -47,7 +60,8 @@ class StrategyPlan:
 
 @dataclass(slots=True)
 class GroupPlan:
-    """Everything planned for one group; `plans` is empty when a strategy failed."""
+    """Everything planned for one group: a plan per strategy that succeeded, and the problems
+    (a failed strategy is an error problem with `strategy` set, and has no plan)."""
 
     group_id: str
     plans: list[StrategyPlan] = field(default_factory=list)
@@ -65,44 +79,54 @@ def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
     return Rebalance(assignor.assign(spec))
 
 
-def run_election(
-    spec: GroupSpec, default: Sequence[str], plugins_allowed: frozenset[str] = frozenset()
-) -> Election:
+def run_election(spec: GroupSpec, catalog: StrategyCatalog) -> Election:
     """The classic coordinator's election over the members' `assignment_strategies`."""
     lists = [m.assignment_strategies for m in spec.members]
     if len(set(lists)) == 1:
         # Usual case: every member configured alike. One voter decides the same way (the
         # candidates are its known names, and every vote goes to the first of them).
         lists = lists[:1]
-    return elect(lists, default, lambda name: classic_protocol_name(name, plugins_allowed))
+    return elect(lists, catalog.vote, catalog.default_strategies)
 
 
 def plan_group(
     spec: GroupSpec,
-    strategies: Sequence[tuple[str, Assignor]],
+    strategies: StrategyCatalog | Sequence[tuple[str, Assignor]],
     has_current_assignment: bool,
     *,
     plan_elected: bool = False,
     default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
     plugins_allowed: frozenset[str] = frozenset(),
+    isolate_interrupts: bool = False,
 ) -> GroupPlan:
-    """Plan `spec` under each (strategy name, assignor), and under `elected` if asked.
+    """Plan `spec` under each strategy of the catalog, and under `elected` if it says so.
 
-    A strategy that raises, or returns an invalid assignment, rejects the whole group
-    (`ASSIGNOR_FAILED` / `INVALID_ASSIGNMENT`) so that every planned group has every strategy.
-    The election is always run (it feeds the `elections` table); a group whose members share
-    no strategy gets no `elected` plan and a warning.
+    `strategies` is the run's `StrategyCatalog`; (name, assignor instance) pairs are accepted
+    too, with the catalog's other settings as keywords (tests and benchmarks hold instances).
+    A strategy that fails is reported (see the module docstring) and left out of `plans`; the
+    others are planned. The election is always run (it feeds the `elections` table); a group
+    whose members share no strategy gets no `elected` plan and a warning.
+    `isolate_interrupts`: a plugin's KeyboardInterrupt fails its strategy like any exception.
+    Only the executor path sets it: there it cannot be a real Ctrl-C on the driver.
     """
+    if isinstance(strategies, StrategyCatalog):
+        catalog = strategies
+    else:
+        catalog = StrategyCatalog.from_assignors(
+            strategies,
+            plan_elected=plan_elected,
+            default_strategies=default_strategies,
+            plugins_allowed=plugins_allowed,
+        )
+    previous = previous_owners(spec) if has_current_assignment else None
     out = GroupPlan(spec.group_id)
-    previous: dict[TopicPartition, str] | None = (
-        previous_owners(spec) if has_current_assignment else None
-    )
-    for name, assignor in strategies:
-        plan = _plan_one(spec, name, assignor, previous, out.problems)
+    runner = _Runner(spec, previous, out.problems, isolate_interrupts)
+    for strategy, assignor in catalog.assignors():
+        plan = runner.run(strategy, assignor)
         if plan is not None:
             out.plans.append(plan)
 
-    out.election = election = run_election(spec, default_strategies, plugins_allowed)
+    out.election = election = run_election(spec, catalog)
     if election.error is not None:
         out.problems.append(
             Problem(
@@ -114,60 +138,107 @@ def plan_group(
                 "no assignment strategy is supported by every member; `elected` not planned",
             )
         )
-    elif plan_elected and election.elected is not None:
-        chosen = election.elected
-        done = next((p for p in out.plans if p.strategy == chosen), None)
-        if done is None and chosen not in {name for name, _ in strategies}:  # not failed above
-            assignor = _elected_assignor(spec, chosen, default_strategies, plugins_allowed)
-            done = _plan_one(spec, chosen, assignor, previous, out.problems)
-        if done is not None:
-            metrics = {**done.metrics, "elected_strategy": chosen}
-            out.plans.append(StrategyPlan(ELECTED, done.rows, metrics))
-    if any(p.severity == ERROR for p in out.problems):
-        out.plans = []
+    elif catalog.plan_elected and election.elected is not None:
+        elected = _plan_elected(catalog, election.elected, out, runner)
+        if elected is not None:
+            out.plans.append(elected)
     return out
 
 
-def _elected_assignor(
-    spec: GroupSpec, protocol: str, default: Sequence[str], plugins_allowed: frozenset[str]
-) -> Assignor:
-    """The assignor behind an elected protocol name, found through the names members gave
-    (a plugin is elected by its protocol name but loaded by its class path)."""
-    for m in spec.members:
-        for name in m.assignment_strategies if m.assignment_strategies is not None else default:
-            if classic_protocol_name(name, plugins_allowed) == protocol:
-                return resolve(name)[1]()
-    raise AssertionError(f"elected {protocol!r} is not a name any member gave")
-
-
-def _plan_one(
-    spec: GroupSpec,
-    name: str,
-    assignor: Assignor,
-    previous: dict[TopicPartition, str] | None,
-    problems: list[Problem],
+def _plan_elected(
+    catalog: StrategyCatalog, chosen: str, out: GroupPlan, runner: _Runner
 ) -> StrategyPlan | None:
-    try:
-        result = rebalance(assignor, spec)
-    except InvalidAssignmentError as exc:
-        problems.append(_failed(spec, name, Reason.INVALID_ASSIGNMENT, exc))
-        return None
-    except Exception as exc:  # a plugin may raise anything; it must not take the job down
-        problems.append(_failed(spec, name, Reason.ASSIGNOR_FAILED, exc))
-        return None
-    assignment = result.assignment
-    metrics = balance_metrics(spec, assignment, previous, result.rounds)
-    prev = previous or {}
-    instance = {m.member_id: m.group_instance_id for m in spec.members}
-    rounds = result.received_round
-    rows: list[AssignmentRow] = [
-        (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
-        for member_id, tps in assignment.items()
-        for tp in tps
-    ]
-    return StrategyPlan(name, rows, metrics)
+    """The `elected` plan: the elected strategy's own plan when it is planned anyway, else
+    that strategy run now. None when it failed: its own row names it (`strategy` is the
+    elected protocol when it is planned anyway, else `elected`)."""
+    done = next((p for p in out.plans if p.strategy == chosen), None)
+    if done is None:
+        if any(p.strategy == chosen for p in out.problems):
+            return None  # failed above, and its row says so: not run twice
+        strategy = catalog.strategy_for(chosen)
+        done = runner.run(strategy, strategy.factory(), column=ELECTED)
+        if done is None:
+            return None
+    return StrategyPlan(ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen})
 
 
-def _failed(spec: GroupSpec, strategy: str, reason: str, exc: Exception) -> Problem:
-    detail = f"strategy {strategy!r} failed: {type(exc).__name__}: {exc}"
-    return Problem(spec.group_id, None, None, ERROR, reason, detail)
+@dataclass(slots=True)
+class _Runner:
+    """Runs one strategy on the group, containing any failure to that strategy."""
+
+    spec: GroupSpec
+    previous: dict[TopicPartition, str] | None
+    problems: list[Problem]
+    isolate_interrupts: bool
+
+    def run(
+        self, strategy: Strategy, assignor: Assignor, column: str | None = None
+    ) -> StrategyPlan | None:
+        """The plan of `strategy`; None (and a problem for `column`, default the strategy's
+        protocol) when it failed."""
+        label = column or strategy.protocol
+        try:
+            result = rebalance(assignor, self.spec)
+        except BaseException as exc:
+            reason = _failure_reason(strategy.builtin, exc, self.isolate_interrupts)
+            if reason is None:
+                raise
+            self._failed(strategy, label, reason, exc)
+            return None
+        try:
+            return self._rows(strategy.protocol if column is None else column, result)
+        except Exception as exc:  # the planner's own code failed: never the plugin's fault
+            self._failed(strategy, label, Reason.INTERNAL_ERROR, exc)
+            return None
+
+    def _rows(self, name: str, result: Rebalance) -> StrategyPlan:
+        spec = self.spec
+        assignment = result.assignment
+        metrics = balance_metrics(spec, assignment, self.previous, result.rounds)
+        prev = self.previous or {}
+        instance = {m.member_id: m.group_instance_id for m in spec.members}
+        rounds = result.received_round
+        rows: list[AssignmentRow] = [
+            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
+            for member_id, tps in assignment.items()
+            for tp in tps
+        ]
+        return StrategyPlan(name, rows, metrics)
+
+    def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
+        if reason == Reason.INTERNAL_ERROR:
+            self.problems.append(internal_error(self.spec.group_id, label, exc))
+            return
+        detail = f"strategy {strategy.protocol!r} failed: {type(exc).__name__}: {exc}"
+        self.problems.append(Problem(self.spec.group_id, None, None, ERROR, reason, detail, label))
+
+
+def _failure_reason(builtin: bool, exc: BaseException, isolate_interrupts: bool) -> str | None:
+    """The reason code of an assignor's exception; None when it must propagate.
+
+    A built-in assignor that raises is a planner bug (INTERNAL_ERROR); a plugin is to blame
+    for whatever it raises, BaseExceptions included (SystemExit, CancelledError). Only a
+    KeyboardInterrupt may be a real Ctrl-C: it is isolated only where asked.
+    """
+    if isinstance(exc, KeyboardInterrupt):
+        return Reason.ASSIGNOR_FAILED if isolate_interrupts and not builtin else None
+    if builtin:
+        return Reason.INTERNAL_ERROR if isinstance(exc, Exception) else None
+    if isinstance(exc, InvalidAssignmentError):
+        return Reason.INVALID_ASSIGNMENT
+    return Reason.ASSIGNOR_FAILED
+
+
+def internal_error(group_id: str | None, strategy: str | None, exc: BaseException) -> Problem:
+    """The INTERNAL_ERROR problem of a planner bug: the exception and its innermost frame in
+    `detail`; the whole traceback goes to the log."""
+    frames = traceback.extract_tb(exc.__traceback__)
+    where = ""
+    if frames:
+        last = frames[-1]
+        path = "/".join(last.filename.replace("\\", "/").split("/")[-2:])
+        where = f" at {path}:{last.lineno} in {last.name}"
+    log.error("internal error planning group %r, strategy %r", group_id, strategy, exc_info=exc)
+    what = "planning" if strategy is None else f"strategy {strategy!r}"
+    detail = f"{what} failed{where}: {type(exc).__name__}: {exc} (a planner bug: please report it)"
+    return Problem(group_id, None, None, ERROR, Reason.INTERNAL_ERROR, detail, strategy)

@@ -15,12 +15,14 @@
             return {member_id: [(topic, partition), ...], ...}
 
 `load_assignor` returns an adapter implementing this package's `Assignor` protocol. The
-adapter validates every result: a plugin that raises fails with `AssignorFailedError`, one
-that returns an invalid assignment with `InvalidAssignmentError`; the caller rejects that
-group (ASSIGNOR_FAILED / INVALID_ASSIGNMENT) and goes on. Import problems are configuration
-errors and raise `PluginLoadError` naming the culprit. Classes are imported once per process
-(the job loads them on the driver and again on each executor); each `load_assignor` call
-makes a fresh instance.
+adapter validates every result: a plugin that raises (any exception, `SystemExit` and
+`asyncio.CancelledError` included) fails with `AssignorFailedError`, one that returns an
+invalid assignment with `InvalidAssignmentError`; the planner fails that (group, strategy)
+only (ASSIGNOR_FAILED / INVALID_ASSIGNMENT) and goes on. A `KeyboardInterrupt` passes
+through: the planner isolates it only where it cannot be a real Ctrl-C (on an executor).
+Import problems are configuration errors and raise `PluginLoadError` naming the culprit.
+Classes are imported once per process (the job loads them on the driver and again on each
+executor); each `load_assignor` call makes a fresh instance.
 
 >>> a = load_assignor("assignors.examples.random_assignor:RandomAssignor")
 >>> a.name, a.java_class
@@ -36,16 +38,17 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from assignors.metrics import scan_assignment
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_sorted
+from assignors.validation import Reason
 
-ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
-INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
+ASSIGNOR_FAILED = Reason.ASSIGNOR_FAILED.value
+INVALID_ASSIGNMENT = Reason.INVALID_ASSIGNMENT.value
 
 _IDENT = r"[A-Za-z_][A-Za-z0-9_]*"
 _PATH = re.compile(rf"({_IDENT}(?:\.{_IDENT})*)(?::({_IDENT}(?:\.{_IDENT})*))?")
 # Kafka's own classes are never Python plugins: an unknown one is an unknown strategy.
 _KAFKA_PACKAGE = "org.apache.kafka."
-_SHOWN = 5  # how many offending items an error message lists
 
 
 class PluginLoadError(ValueError):
@@ -170,7 +173,9 @@ class PluginAssignor:
         }
         try:
             raw = self.plugin.assign(dict(partitions_per_topic), subscriptions)
-        except (Exception, SystemExit) as exc:  # a plugin must never take the job down
+        except KeyboardInterrupt:
+            raise  # maybe a real Ctrl-C: only the executor path isolates it (see the planner)
+        except BaseException as exc:  # SystemExit, CancelledError...: never take the job down
             raise AssignorFailedError(
                 f"assignor {self.name!r} ({self.java_class}) raised {type(exc).__name__}: {exc}"
             ) from exc
@@ -198,52 +203,18 @@ def validate_assignment(spec: GroupSpec, raw: object, assignor: str = "plugin") 
             f"{assignor}: assign() must return a mapping member_id -> partitions, "
             f"got {type(raw).__name__}"
         )
-    subs = {m.member_id: m.topics for m in spec.members}
-    out: Assignment = {m.member_id: [] for m in spec.members}
-    owner: dict[TopicPartition, str] = {}
+    out: Assignment = {}  # in the plugin's order, so the first violation is the one it made
     for member, parts in raw.items():
-        if member not in subs:
-            raise InvalidAssignmentError(f"{assignor}: unknown member {member!r}")
         if isinstance(parts, str | bytes) or not isinstance(parts, Iterable):
             raise InvalidAssignmentError(
                 f"{assignor}: partitions of {member!r} must be an iterable of (topic, partition)"
             )
-        for item in parts:
-            tp = _as_partition(item, member, assignor)
-            topic, p = tp
-            count = spec.partition_count(topic)
-            if count == 0:
-                raise InvalidAssignmentError(
-                    f"{assignor}: {member!r} got {topic}-{p} of a topic that does not exist"
-                )
-            if not 0 <= p < count:
-                raise InvalidAssignmentError(
-                    f"{assignor}: {member!r} got {topic}-{p}, but {topic} has partitions "
-                    f"0..{count - 1}"
-                )
-            if topic not in subs[member]:
-                raise InvalidAssignmentError(
-                    f"{assignor}: {member!r} got {topic}-{p} but does not subscribe to {topic}"
-                )
-            if tp in owner:
-                first = owner[tp]
-                detail = "twice" if first == member else f"to both {first!r} and {member!r}"
-                raise InvalidAssignmentError(f"{assignor}: partition {topic}-{p} assigned {detail}")
-            owner[tp] = member
-            out[member].append(tp)
-    missing = [
-        (t, p)
-        for t in spec.subscribed_topics()
-        for p in range(spec.partition_count(t))
-        if (t, p) not in owner
-    ]
-    if missing:
-        shown = ", ".join(f"{t}-{p}" for t, p in missing[:_SHOWN])
-        more = f" (and {len(missing) - _SHOWN} more)" if len(missing) > _SHOWN else ""
-        raise InvalidAssignmentError(
-            f"{assignor}: {len(missing)} partition(s) left unassigned: {shown}{more}"
-        )
-    return out
+        out[member] = [_as_partition(item, member, assignor) for item in parts]
+    # Validity has one definition, shared with the `is_valid` metric.
+    violation = scan_assignment(spec, out).violation
+    if violation is not None:
+        raise InvalidAssignmentError(f"{assignor}: {violation}")
+    return {m.member_id: out.get(m.member_id, []) for m in spec.members}
 
 
 def _as_partition(item: object, member: str, assignor: str) -> TopicPartition:

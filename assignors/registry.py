@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from assignors import plugins
+from assignors.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.model import Assignment, GroupSpec
 from assignors.range import RangeAssignor
 from assignors.roundrobin import RoundRobinAssignor
@@ -27,6 +28,22 @@ class Assignor(Protocol):
     name: str
 
     def assign(self, spec: GroupSpec) -> Assignment: ...
+
+
+__all__ = [
+    "ELECTED",
+    "KAFKA_DEFAULT_STRATEGIES",
+    "SERVER_SIDE",
+    "Assignor",
+    "UnknownStrategyError",
+    "builtin_names",
+    "canonical_name",
+    "classic_protocol_name",
+    "get_assignor",
+    "is_builtin",
+    "protocol_name",
+    "resolve",
+]
 
 
 class UnknownStrategyError(ValueError):
@@ -53,15 +70,18 @@ _CLASS_NAMES: dict[str, str] = {
 # classic group's client-side election.
 SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name})
 
-# Kafka's classic default `partition.assignment.strategy` (Kafka 3.x/4.x).
-KAFKA_DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "cooperative-sticky")
-
 # The pseudo-strategy: the assignment under the strategy the group coordinator elects.
 ELECTED = "elected"
 
 
 def builtin_names() -> list[str]:
     return list(_BUILTINS)
+
+
+def is_builtin(assignor: object) -> bool:
+    """True for an instance of one of this package's own assignors (not a plugin): a failure
+    there is a bug of the planner (INTERNAL_ERROR), never the plugin's (ASSIGNOR_FAILED)."""
+    return any(type(assignor) is factory for factory in _BUILTINS.values())
 
 
 def canonical_name(name: str) -> str | None:

@@ -1,21 +1,25 @@
-"""Kafka's KIP-848 server-side `UniformAssignor` (`uniform`), reference §5.4-§5.6.
+"""Kafka's KIP-848 server-side `UniformAssignor` (`uniform`).
+
+`org.apache.kafka.coordinator.group.assignor.UniformAssignor` (`.api.assignor` in Kafka 4).
 
 The group coordinator runs this assignor for `group.protocol=consumer` groups. Its input is the
 group's *current target assignment* (here: each member's `owned` partitions), and it returns
 the next target. Racks are ignored (removed from the server assignors in Kafka 3.8). Two
 builders exist; the coordinator picks one from the subscription type:
 
-* **homogeneous** (every member subscribes to the same topic names, §5.4): every member gets
-  ``minQ = total // M`` partitions and ``total % M`` of them one more. Each member keeps its
+* **homogeneous** (every member subscribes to the same topic names,
+  `UniformHomogeneousAssignmentBuilder`): every member gets ``minQ = total // M`` partitions
+  and ``total % M`` of them one more. Each member keeps its
   current partitions up to its quota; the rest are handed out in contiguous slices of the
   partition list (topics in order, partitions ascending), so a fresh group gets contiguous
   chunks. We implement the rule *after* KAFKA-18688 (Kafka 4.1): the extra slots go first to
   members that already hold more than ``minQ``, so an already balanced target never moves.
-* **heterogeneous** (subscriptions differ, §5.5, the Kafka 4.0 builder): every member keeps
-  all its still-subscribed partitions; unassigned partitions go, topic by topic, to the
-  least-loaded subscribers; then each topic is rebalanced over its own subscribers by moving
-  the highest-numbered partitions of the most-loaded owners to the least-loaded subscribers.
-  Balance is only per topic: overlapping subscriptions can end as e.g. 9/10/11.
+* **heterogeneous** (subscriptions differ, `UniformHeterogeneousAssignmentBuilder`, Kafka 4.0):
+  every member keeps all its still-subscribed partitions; unassigned partitions go, topic by
+  topic, to the least-loaded subscribers; then each topic is rebalanced over its own
+  subscribers by moving the highest-numbered partitions of the most-loaded owners to the
+  least-loaded subscribers. Balance is only per topic: overlapping subscriptions can end as
+  e.g. 9/10/11.
 
 Where Kafka's order comes from hash iteration or random topic UUIDs, this module fixes one:
 
@@ -109,7 +113,7 @@ def _homogeneous(
     topics: list[str],
     current: dict[str, list[TopicPartition]],
 ) -> Assignment:
-    """§5.4 with the KAFKA-18688 quota rule.
+    """`UniformHomogeneousAssignmentBuilder` with the KAFKA-18688 quota rule.
 
     >>> from assignors.model import GroupSpec, Member, TopicMetadata
     >>> ms = (Member("A", frozenset("t"), owned=(("t", 0),)),
@@ -163,7 +167,8 @@ def _homogeneous(
 def _heterogeneous(
     spec: GroupSpec, members: list[Member], current: dict[str, list[TopicPartition]]
 ) -> Assignment:
-    """§5.5: keep what is still subscribed, fill the least loaded, then balance per topic.
+    """`UniformHeterogeneousAssignmentBuilder`: keep what is still subscribed, fill the least
+    loaded, then balance per topic.
 
     >>> from assignors.model import GroupSpec, Member, TopicMetadata
     >>> ms = (Member("A", frozenset({"T1", "T3"})), Member("B", frozenset({"T3"})))

@@ -1,7 +1,7 @@
 """The grouped pandas UDF adapter: one call plans a whole bucket of groups.
 
 One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while assigning a small
-group costs microseconds (DESIGN §6), so groups are hashed into buckets and each call loops
+group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
 pure core (`assignors.validation.build_group`, `assignors.planner.plan_group`) and back; it
 holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle the Spark
@@ -13,8 +13,7 @@ from __future__ import annotations
 import json
 import math
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from dataclasses import dataclass
-from functools import cached_property
+from dataclasses import dataclass, field
 from typing import Any
 
 import numpy as np
@@ -22,25 +21,20 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, plan_group
-from assignors.registry import (
-    KAFKA_DEFAULT_STRATEGIES,
-    Assignor,
-    classic_protocol_name,
-    resolve,
-)
+from assignors.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
+from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, internal_error, plan_group
 from assignors.validation import (
     ERROR,
     NOT_PLANNED,
     MemberRow,
     OwnedRow,
+    PatternResolver,
     Problem,
     TopicStatus,
     build_group,
     no_members_problem,
     null_group_problem,
     owned_without_group,
-    pattern_resolver,
 )
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
@@ -71,29 +65,24 @@ INPUT_COLUMNS = (
 
 @dataclass(frozen=True)
 class PlanContext:
-    """What every bucket needs; pickled once per task (the catalog travels as a broadcast).
+    """What every bucket needs; pickled once per task (the topic catalog travels as a
+    broadcast).
 
     `strategies` are names as configured (protocol, Kafka class or plugin path), `elected`
-    excluded: `plan_elected` says whether the pseudo-strategy is planned too.
+    excluded: `plan_elected` says whether the pseudo-strategy is planned too. `catalog`, the
+    `StrategyCatalog` built from them, is resolved here, on the driver, and shipped as it is.
     """
 
     strategies: tuple[str, ...]
     has_current_assignment: bool
     plan_elected: bool = False
     default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
+    catalog: StrategyCatalog = field(init=False, repr=False, compare=False)
 
-    @cached_property
-    def plugins_allowed(self) -> frozenset[str]:
-        """Plugin paths members may vote for: the configured ones (data never picks imports)."""
-        return frozenset(n.strip() for n in (*self.strategies, *self.default_strategies))
-
-    def assignors(self) -> list[tuple[str, Callable[[], Assignor]]]:
-        """(protocol name, factory) per configured strategy: a fresh assignor per group, so
-        that a stateful plugin's result cannot depend on which groups share its bucket."""
-        return [resolve(name) for name in self.strategies]
-
-    def known_strategy(self, name: str) -> bool:
-        return classic_protocol_name(name, self.plugins_allowed) is not None
+    def __post_init__(self) -> None:
+        names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
+        catalog = StrategyCatalog.build(names, self.default_strategies)
+        object.__setattr__(self, "catalog", catalog)
 
 
 def _nullable(col: pd.Series) -> list[Any]:
@@ -125,9 +114,17 @@ def _string_lists(col: pd.Series) -> list[list[str | None] | None]:
 
 
 def plan_bucket(
-    pdf: pd.DataFrame, catalog: Mapping[str, TopicStatus], ctx: PlanContext
+    pdf: pd.DataFrame,
+    catalog: Mapping[str, TopicStatus],
+    ctx: PlanContext,
+    isolate_interrupts: bool = False,
 ) -> pd.DataFrame:
-    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame."""
+    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
+
+    `catalog` is the topic catalog; the strategies come from `ctx.catalog`. A bug that
+    escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
+    groups of the bucket are still planned. `isolate_interrupts` is set on the executors
+    only (see `plan_group`)."""
     out = _Output()
     members: dict[str | None, list[MemberRow]] = {}
     owned: dict[str, list[OwnedRow]] = {}
@@ -155,28 +152,25 @@ def plan_bucket(
         else:
             owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
 
-    factories = ctx.assignors()
-    plugins_allowed = ctx.plugins_allowed
-    resolve_pattern = pattern_resolver(sorted(catalog))  # memoised for the whole bucket
+    strategies, current = ctx.catalog, ctx.has_current_assignment
+    resolve_pattern = PatternResolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
-        spec, problems = build_group(
-            gid, named[gid], owned.pop(gid, ()), catalog, ctx.known_strategy, resolve_pattern
-        )
+        try:
+            spec, problems = build_group(
+                gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
+            )
+            plan = None
+            if spec is not None:
+                plan = plan_group(spec, strategies, current, isolate_interrupts=isolate_interrupts)
+        except Exception as exc:  # a planner bug: this group only, the bucket goes on
+            problems, plan = [internal_error(gid, None, exc)], None
         out.problems(problems)
-        if spec is None:
+        if plan is None:
             out.not_planned(gid)
         else:
-            plan = plan_group(
-                spec,
-                [(name, factory()) for name, factory in factories],
-                ctx.has_current_assignment,
-                plan_elected=ctx.plan_elected,
-                default_strategies=ctx.default_strategies,
-                plugins_allowed=plugins_allowed,
-            )
             out.plan(plan)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
@@ -211,7 +205,9 @@ class _Output:
 
     def plan(self, plan: GroupPlan) -> None:
         self.problems(plan.problems)
-        rejected = any(p.severity == ERROR for p in plan.problems)
+        # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
+        # rejected row, and the group counts as planned.
+        rejected = any(p.severity == ERROR and p.strategy is None for p in plan.problems)
         election = plan.election
         if election is None or rejected:
             self.not_planned(plan.group_id)
@@ -266,6 +262,7 @@ def problem_payload(p: Problem) -> str:
             "group_id": p.group_id,
             "member_id": p.member_id,
             "topic": p.topic,
+            "strategy": p.strategy,
             "severity": p.severity,
             "reason": p.reason,
             "detail": p.detail,
@@ -333,6 +330,7 @@ def bucket_function(
     """The function handed to `applyInPandas`; `catalog_value` reads the broadcast lazily."""
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
-        return plan_bucket(pdf, catalog_value(), ctx)
+        # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
+        return plan_bucket(pdf, catalog_value(), ctx, isolate_interrupts=True)
 
     return run

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import json
+import logging
 import os
 import sys
+import time
 from collections.abc import Iterator
 
 import pytest
@@ -31,3 +34,50 @@ def spark() -> Iterator[object]:
     session.sparkContext.setLogLevel("ERROR")
     yield session
     session.stop()
+
+
+# --- no INTERNAL_ERROR unless a test expects one (issue 7.4) ---------------------------------
+
+INTERNAL_ERROR_MARK = "internal_error_expected"
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line(
+        "markers", f"{INTERNAL_ERROR_MARK}: the test provokes an INTERNAL_ERROR on purpose"
+    )
+
+
+class _PlannerErrors(logging.Handler):
+    def __init__(self) -> None:
+        super().__init__(logging.ERROR)
+        self.messages: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        self.messages.append(record.getMessage())
+
+
+@pytest.fixture(autouse=True)
+def _no_internal_errors(
+    request: pytest.FixtureRequest, tmp_path_factory: pytest.TempPathFactory
+) -> Iterator[None]:
+    """Fail a test when the planner logged an internal error in this process, or when a run
+    (in any process: Spark executors, spark-submit) wrote a manifest that counts
+    INTERNAL_ERROR rows, unless the test is marked `internal_error_expected`."""
+    started = time.time()
+    handler = _PlannerErrors()
+    logger = logging.getLogger("assignors.planner")
+    logger.addHandler(handler)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+    if request.node.get_closest_marker(INTERNAL_ERROR_MARK) is not None:
+        return
+    found = [f"logged: {m}" for m in handler.messages]
+    for manifest in tmp_path_factory.getbasetemp().rglob("_manifest.json"):
+        if manifest.stat().st_mtime < started:
+            continue
+        reasons = json.loads(manifest.read_text()).get("rejected_by_reason", {})
+        found += [f"{manifest}: {k}" for k in reasons if k.endswith(":INTERNAL_ERROR")]
+    if found:
+        pytest.fail("unexpected INTERNAL_ERROR: " + "; ".join(found), pytrace=False)

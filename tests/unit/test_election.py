@@ -1,4 +1,4 @@
-"""Classic-protocol strategy election (reference §6.2, rule 10)."""
+"""Classic-protocol strategy election (`ClassicGroup.selectProtocol`, `ClassicGroupMember.vote`)."""
 
 from __future__ import annotations
 
@@ -136,5 +136,8 @@ def test_empty_group_elects_nothing_without_error() -> None:
 
 
 def test_default_registry_resolution() -> None:
-    # With the package registry (range/roundrobin at least) and class names.
-    assert elect([[RANGE_CLASS], ["range"]]).elected == "range"
+    # With the package registry (range/roundrobin at least) and class names. The election no
+    # longer imports the registry (issue 7.1): the caller passes its resolver in.
+    from assignors.registry import canonical_name
+
+    assert elect([[RANGE_CLASS], ["range"]], known=canonical_name).elected == "range"

@@ -1,4 +1,4 @@
-"""Balance metrics (DESIGN §4) on small cases whose values are computed by hand."""
+"""Balance metrics on small cases whose values are computed by hand."""
 
 from __future__ import annotations
 
@@ -8,9 +8,17 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from assignors.metrics import METRIC_COLUMNS, balance_metrics, is_valid, max_topic_spread
+from assignors.metrics import (
+    METRIC_COLUMNS,
+    balance_metrics,
+    is_valid,
+    max_topic_spread,
+    mean_and_stddev,
+    scan_assignment,
+)
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import previous_owners
+from assignors.plugins import InvalidAssignmentError, validate_assignment
 from assignors.range import RangeAssignor
 from assignors.roundrobin import RoundRobinAssignor
 
@@ -339,7 +347,7 @@ def test_property_metrics_of_kafka_assignments(seed: int) -> None:
         assert row["partition_spread"] == max(sizes) - min(sizes)
         assert row["idle_member_count"] == sizes.count(0)
         if assignor.name == "range":
-            assert row["max_topic_spread"] in (0, 1)  # q or q+1 per topic, reference §2.1
+            assert row["max_topic_spread"] in (0, 1)  # q or q+1 per topic, as RangeAssignor deals
         # Dropping one assigned partition always makes the assignment invalid.
         holder = next((m for m, tps in assignment.items() if tps), None)
         if holder is not None:
@@ -359,3 +367,57 @@ def test_revoked_counts_what_live_owners_give_up() -> None:
     row = balance_metrics(spec, {"a": [("t", 0), ("t", 2)], "b": [("t", 3)]}, {})
     assert row["revoked_partition_count"] == 1
     assert balance_metrics(spec, {"a": [], "b": []}, None)["revoked_partition_count"] is None
+
+
+# --- reruns give identical floats (issue 13.8b); one validity rule (issue 7.2) -----------------
+
+
+def test_mean_and_stddev_do_not_depend_on_order() -> None:
+    rng = random.Random(3)
+    for _ in range(200):
+        sizes = [rng.choice([0, 1, 7, 10**6, 3]) for _ in range(rng.randint(1, 40))]
+        expected = mean_and_stddev(sizes)
+        shuffled = sizes[:]
+        rng.shuffle(shuffled)
+        assert mean_and_stddev(shuffled) == expected
+        mean = sum(sizes) / len(sizes)
+        naive = math.sqrt(sum((s - mean) ** 2 for s in sizes) / len(sizes))
+        assert expected[1] == pytest.approx(naive, rel=1e-12, abs=1e-12)
+
+
+def test_metrics_do_not_depend_on_member_order() -> None:
+    topics = {f"t{i}": TopicMetadata(f"t{i}", 7 + i) for i in range(5)}
+    members = [Member(f"m{i}", frozenset(topics)) for i in range(9)]
+    rng = random.Random(5)
+    spec = GroupSpec("g", tuple(members), topics)
+    assignment = {m.member_id: [] for m in members}
+    for t, meta in topics.items():
+        for p in range(meta.partition_count):
+            assignment[rng.choice(members).member_id].append((t, p))
+    expected = balance_metrics(spec, assignment, None)
+    for _ in range(20):
+        rng.shuffle(members)
+        shuffled = GroupSpec("g", tuple(members), topics)
+        assert balance_metrics(shuffled, dict(reversed(assignment.items())), None) == expected
+
+
+def test_scan_is_the_rule_plugins_are_validated_with() -> None:
+    spec = GroupSpec(
+        "g",
+        (Member("a", frozenset({"t"})), Member("b", frozenset({"t", "u"}))),
+        {"t": TopicMetadata("t", 2), "u": TopicMetadata("u", 1), "x": TopicMetadata("x", 1)},
+    )
+    rng = random.Random(11)
+    pool = [("t", 0), ("t", 1), ("t", 2), ("u", 0), ("x", 0), ("nope", 0)]
+    for _ in range(300):
+        candidate: dict[str, list[tuple[str, int]]] = {
+            m: rng.sample(pool, rng.randint(0, 3)) for m in ("a", "b")
+        }
+        scan = scan_assignment(spec, candidate)
+        assert scan.valid == is_valid(spec, candidate)
+        if scan.valid:
+            assert validate_assignment(spec, candidate) == candidate
+        else:
+            with pytest.raises(InvalidAssignmentError) as info:
+                validate_assignment(spec, candidate)
+            assert str(info.value) == f"plugin: {scan.violation}"

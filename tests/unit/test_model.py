@@ -1,4 +1,4 @@
-"""Tests of the group model and Kafka's member order (reference §1)."""
+"""Tests of the group model and Kafka's member order (`AbstractPartitionAssignor.MemberInfo`)."""
 
 from __future__ import annotations
 
@@ -34,7 +34,7 @@ def ids(members: Iterable[Member]) -> list[str]:
     return [m.member_id for m in members]
 
 
-# --------------------------------------------------------------------------- §1.2 order
+# ---------------------------------------------------------------------- MemberInfo order
 
 
 def test_dynamic_members_by_member_id() -> None:
@@ -82,7 +82,7 @@ def test_member_order_bmp_below_surrogates_unchanged() -> None:
 
 @pytest.mark.parametrize("seed", range(10))
 def test_hundred_random_members_about_half_static(seed: int) -> None:
-    """§1.2: about half have an instance id equal to their member id."""
+    """AbstractPartitionAssignorTest: about half have an instance id equal to their member id."""
     rng = random.Random(seed)
     alphabet = "abcdefghijklmnopqrstuvwxyz0123456789-" + PRIVATE_USE + FULLWIDTH_A + ABOVE_BMP
     names: set[str] = set()

@@ -1,4 +1,4 @@
-"""The generation rule for reported ownership (reference §4.2, §11 rule 6) and departed owners."""
+"""The generation rule for reported ownership (`AbstractStickyAssignor`) and departed owners."""
 
 from __future__ import annotations
 
@@ -91,7 +91,7 @@ def test_absent_generation_counts_as_minus_one() -> None:
 
 
 def test_negative_generation_means_absent() -> None:
-    """Reference §1.1: a negative generationId means absent, so it also counts as -1."""
+    """A negative `Subscription.generationId` means absent, so it also counts as -1."""
     tie = group([owner("a", [T0], -7), owner("b", [T0], None)])
     assert winners(tie) == {}
     assert invalidated_claims(tie) == {T0}

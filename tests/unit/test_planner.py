@@ -2,6 +2,11 @@
 
 from __future__ import annotations
 
+import logging
+
+import pytest
+
+from assignors.catalog import StrategyCatalog
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, InvalidAssignmentError, plan_group
 from assignors.range import RangeAssignor
@@ -55,17 +60,21 @@ def test_without_current_assignment_moved_is_null() -> None:
     assert all(r[4] is None for r in sp.rows)
 
 
-def test_failing_strategy_rejects_the_group() -> None:
+def test_failing_strategy_fails_only_itself() -> None:
+    # Issue 13.8 changes the required behaviour (this test was "a failing strategy rejects the
+    # group", asserting `plan.plans == []`): a plugin that raises or returns an invalid
+    # assignment fails only its own (group, strategy); the other strategies are planned.
     plan = plan_group(
         SPEC,
         [("range", RangeAssignor()), ("boom", Raising()), ("bad", Invalid())],
         has_current_assignment=False,
     )
-    assert plan.plans == []
+    assert [p.strategy for p in plan.plans] == ["range"]
     assert [(p.reason, p.severity) for p in plan.problems] == [
         ("ASSIGNOR_FAILED", "error"),
         ("INVALID_ASSIGNMENT", "error"),
     ]
+    assert [p.strategy for p in plan.problems] == ["boom", "bad"]
     assert "plugin exploded" in plan.problems[0].detail
     assert "'boom'" in plan.problems[0].detail
 
@@ -129,3 +138,108 @@ def test_members_cannot_make_the_planner_import_unconfigured_plugins() -> None:
     assert allowed.election is not None
     assert allowed.election.elected == "random"
     assert [p.strategy for p in allowed.plans] == ["range", "elected"]
+
+
+# --- failures stay with their (group, strategy) (issues 7.4 and 13.8) ------------------------
+
+LEAST = "failing_plugins:LeastLoaded"
+
+
+def catalog(*names: str, defaults: tuple[str, ...] = ("range",)) -> StrategyCatalog:
+    return StrategyCatalog.build(names, defaults)
+
+
+@pytest.mark.internal_error_expected
+def test_builtin_bug_is_an_internal_error_of_that_strategy_only(
+    monkeypatch: pytest.MonkeyPatch, caplog: pytest.LogCaptureFixture
+) -> None:
+    def broken(self: RoundRobinAssignor, spec: GroupSpec) -> Assignment:
+        raise ZeroDivisionError("division by zero in the dealer")
+
+    monkeypatch.setattr(RoundRobinAssignor, "assign", broken)
+    with caplog.at_level(logging.ERROR, logger="assignors.planner"):
+        plan = plan_group(SPEC, catalog("range", "roundrobin", LEAST), False)
+    assert [p.strategy for p in plan.plans] == ["range", "least-loaded"]
+    (p,) = plan.problems
+    assert (p.severity, p.reason, p.strategy, p.group_id) == (
+        "error",
+        "INTERNAL_ERROR",
+        "roundrobin",
+        "g",
+    )
+    assert "ZeroDivisionError: division by zero in the dealer" in p.detail
+    assert "unit/test_planner.py" in p.detail  # the innermost frame
+    assert "in broken" in p.detail
+    (record,) = caplog.records
+    assert record.exc_info is not None  # the traceback goes to the log
+
+
+def plugin_protocol(path: str) -> str:
+    return StrategyCatalog.build([path], ["range"]).protocols[0]
+
+
+@pytest.mark.parametrize(
+    ("plugin", "text"),
+    [
+        ("failing_plugins:Exits", "SystemExit"),
+        ("failing_plugins:Cancelled", "CancelledError"),
+        ("failing_plugins:Bogus", "unknown member 'nobody'"),
+    ],
+)
+def test_plugin_failure_fails_only_its_strategy(plugin: str, text: str) -> None:
+    plan = plan_group(SPEC, catalog("range", plugin, "roundrobin"), False)
+    assert [p.strategy for p in plan.plans] == ["range", "roundrobin"]
+    (p,) = plan.problems
+    assert p.reason in {"ASSIGNOR_FAILED", "INVALID_ASSIGNMENT"}
+    assert p.strategy == plugin_protocol(plugin)
+    assert text in p.detail
+
+
+def test_plugin_keyboard_interrupt_is_isolated_only_on_the_executor_path() -> None:
+    strategies = catalog("range", "failing_plugins:Interrupted")
+    with pytest.raises(KeyboardInterrupt):  # on the driver it may be a real Ctrl-C
+        plan_group(SPEC, strategies, False)
+    plan = plan_group(SPEC, strategies, False, isolate_interrupts=True)
+    assert [p.strategy for p in plan.plans] == ["range"]
+    assert [(p.reason, p.strategy) for p in plan.problems] == [("ASSIGNOR_FAILED", "interrupted")]
+
+
+def test_builtin_base_exceptions_are_never_swallowed(monkeypatch: pytest.MonkeyPatch) -> None:
+    def interrupted(self: RangeAssignor, spec: GroupSpec) -> Assignment:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(RangeAssignor, "assign", interrupted)
+    with pytest.raises(KeyboardInterrupt):
+        plan_group(SPEC, catalog("range"), False, isolate_interrupts=True)
+
+
+def test_elected_fails_only_when_the_elected_strategy_failed() -> None:
+    # Members vote for the failing plugin: `elected` fails with it, `range` is planned.
+    spec = voters(["exits", "range"], ["exits"])
+    plan = plan_group(spec, catalog("range", "failing_plugins:Exits", "elected"), False)
+    assert plan.election is not None
+    assert plan.election.elected == "exits"
+    assert [p.strategy for p in plan.plans] == ["range"]
+    assert [(p.reason, p.strategy) for p in plan.problems] == [("ASSIGNOR_FAILED", "exits")]
+    # They vote for range instead: `elected` is planned although the plugin failed.
+    ok = plan_group(voters(None, None), catalog("range", "failing_plugins:Exits", "elected"), False)
+    assert [p.strategy for p in ok.plans] == ["range", "elected"]
+    assert [p.strategy for p in ok.problems] == ["exits"]
+
+
+def test_elected_plugin_planned_only_for_elected_fails_as_elected() -> None:
+    spec = voters(["exits"], ["exits"])
+    plan = plan_group(spec, catalog("range", "elected", defaults=("failing_plugins:Exits",)), False)
+    assert [p.strategy for p in plan.plans] == ["range"]
+    assert [(p.reason, p.strategy) for p in plan.problems] == [("ASSIGNOR_FAILED", "elected")]
+
+
+def test_members_vote_for_a_plugin_by_its_protocol_name() -> None:
+    # Issue 13.7: `least-loaded` is the protocol name of the configured `...:LeastLoaded`.
+    spec = voters(["least-loaded", "range"], ["least-loaded"])
+    plan = plan_group(spec, catalog("range", LEAST, "elected"), False)
+    assert plan.problems == []
+    assert plan.election is not None
+    assert plan.election.elected == "least-loaded"
+    assert [p.strategy for p in plan.plans] == ["range", "least-loaded", "elected"]
+    assert plan.plans[2].rows == plan.plans[1].rows

@@ -1,4 +1,4 @@
-"""Conformance and property tests for the classic RoundRobinAssignor (reference §3).
+"""Conformance and property tests for the classic RoundRobinAssignor.
 
 Expected values come from the reference (Kafka's RoundRobinAssignorTest, restated as facts; all
 exact list equality) and issue 2's worked examples, never from running our code.
@@ -41,7 +41,7 @@ def assign(spec: GroupSpec) -> Assignment:
     return RoundRobinAssignor().assign(spec)
 
 
-# ----------------------------------------------------------------------- reference §3.2
+# --------------------------------------------------------------- RoundRobinAssignorTest
 
 T1, T2 = "topic1", "topic2"
 BOTH = ["t1", "t2"]

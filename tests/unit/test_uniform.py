@@ -1,4 +1,5 @@
-"""The KIP-848 `uniform` assignor: reference facts (§5.4, §5.5) and properties."""
+"""The KIP-848 `uniform` assignor: Kafka's test facts (`UniformHomogeneousAssignmentBuilderTest`,
+`UniformHeterogeneousAssignmentBuilderTest`) and properties."""
 
 from __future__ import annotations
 
@@ -43,7 +44,7 @@ def run(spec: GroupSpec) -> dict[str, dict[str, list[int]]]:
 ALL3 = {"T1", "T2", "T3"}
 
 
-# --- homogeneous facts that do not depend on Kafka's hash order (§5.4) ---
+# --- homogeneous facts that do not depend on Kafka's hash order ---
 
 
 def test_no_subscription_every_member_present() -> None:
@@ -147,7 +148,7 @@ def test_empty_group() -> None:
     assert UniformAssignor().assign(GroupSpec("g", (), {"t": TopicMetadata("t", 1)})) == {}
 
 
-# --- heterogeneous facts (§5.5): member order = sorted ids, topic order = name order ---
+# --- heterogeneous facts: member order = sorted ids, topic order = name order ---
 
 HETERO_FACTS = [
     pytest.param(

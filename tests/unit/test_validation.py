@@ -1,6 +1,8 @@
-"""Every reason code of the bad-input policy (DESIGN §5), on the pure validation layer."""
+"""Every reason code of the bad-input policy (README "Bad input"), on the pure validation layer."""
 
 from __future__ import annotations
+
+import random
 
 import pytest
 
@@ -212,3 +214,120 @@ def test_empty_owner_id_is_a_null_key() -> None:
     assert reasons(problems) == [(WARNING, Reason.OWNED_NULL_KEY)]
     assert spec is not None
     assert spec.departed == {}
+
+
+# --- Kafka's limits (issue 13.8c) and who subscribed (13.10) ----------------------------------
+
+
+def test_empty_group_id_is_not_planned() -> None:
+    spec, problems = build_group("", [MemberRow("a", topics=["t1"])], [], CATALOG, known)
+    assert spec is None
+    assert [(p.group_id, p.severity, p.reason) for p in problems] == [
+        ("", ERROR, Reason.EMPTY_GROUP_ID)
+    ]
+
+
+@pytest.mark.parametrize("name", ["", ".", "..", "a b", "ünïcode", "x" * 250, "t1/"])
+def test_illegal_topic_names_are_skipped_with_a_warning(name: str) -> None:
+    spec, problems = build([MemberRow("a", topics=[name, "t1"])])
+    assert reasons(problems) == [(WARNING, Reason.INVALID_TOPIC_NAME)]
+    assert problems[0].member_id == "a"
+    assert spec is not None
+    assert spec.members[0].topics == {"t1"}
+
+
+def test_longest_legal_topic_name_is_just_unknown() -> None:
+    _, problems = build([MemberRow("a", topics=["x" * 249])])
+    assert reasons(problems) == [(WARNING, Reason.UNKNOWN_TOPIC)]
+
+
+def test_empty_topics_array_is_no_subscription() -> None:
+    spec, problems = build([MemberRow("a", topics=[]), MemberRow("b", topics=["t1"])])
+    assert [(p.member_id, p.reason) for p in problems] == [("a", Reason.NO_SUBSCRIPTION)]
+    assert "empty topics" in problems[0].detail
+    assert spec is not None
+
+
+def test_unknown_topic_rows_name_each_subscriber() -> None:
+    _, problems = build(
+        [
+            MemberRow("b", topics=["nope", "t1"]),
+            MemberRow("a", topics=["nope", "gone"]),
+            MemberRow("c", topics=["t1"]),
+        ]
+    )
+    assert [(p.member_id, p.topic, p.reason) for p in problems] == [
+        ("a", "gone", Reason.UNKNOWN_TOPIC),
+        ("a", "nope", Reason.UNKNOWN_TOPIC),
+        ("b", "nope", Reason.UNKNOWN_TOPIC),
+    ]
+
+
+def test_overlong_pattern_is_invalid() -> None:
+    spec, problems = build([MemberRow("a", topic_pattern="t1|" * 3_400 + "t2")])
+    assert spec is None
+    assert reasons(problems) == [(ERROR, Reason.INVALID_PATTERN)]
+    assert "longer than 10000 characters" in problems[0].detail
+
+
+def test_backtracking_budget_is_per_group() -> None:
+    # `.*a.*a.*b` is accepted for one name (about 5e7 steps); against many names its worst
+    # case is counted for every name, and the group's patterns share one budget.
+    many = {f"topic-{i}": TopicStatus(1) for i in range(300)}
+    risky = ".*a.*a.*b"
+    one = [MemberRow("a", topic_pattern=risky)]
+    spec, problems = build_group("g", one, [], {"t1": TopicStatus(1)}, known)
+    assert problems == []
+    spec, problems = build_group("g", one, [], many, known)
+    assert spec is None
+    assert reasons(problems) == [(ERROR, Reason.INVALID_PATTERN)]
+    assert "per group" in problems[0].detail
+    # Each of two such patterns fits against 150 names; together they exceed the budget.
+    fewer = {f"topic-{i}": TopicStatus(1) for i in range(150)}
+    assert build_group("g", one, [], fewer, known)[1] == []
+    two = [*one, MemberRow("b", topic_pattern=".*a.*a.*c")]
+    spec, problems = build_group("g", two, [], fewer, known)
+    assert spec is None
+    assert [(p.member_id, p.reason) for p in problems] == [("b", Reason.INVALID_PATTERN)]
+    # Cheap patterns pass against the same names, however many members share them.
+    cheap = [MemberRow(f"m{i}", topic_pattern="topic-1.*") for i in range(50)]
+    spec, problems = build_group("g", cheap, [], many, known)
+    assert problems == []
+    assert spec is not None
+
+
+def test_patterns_match_legal_topic_names_only() -> None:
+    catalog = {"ok.1": TopicStatus(1), "bad name": TopicStatus(1)}
+    spec, problems = build_group("g", [MemberRow("a", topic_pattern=".*")], [], catalog, known)
+    assert problems == []
+    assert spec is not None
+    assert spec.members[0].topics == {"ok.1"}
+
+
+# --- whatever order the rows arrive in (issue 13.8b) ------------------------------------------
+
+
+def test_group_does_not_depend_on_row_order() -> None:
+    members = [
+        MemberRow("m2", topics=["t1", "nope"], generation=2),
+        MemberRow("m10", "i-10", topics=["t2"]),
+        MemberRow("m1", topics=["t1", "t2"], generation=1),
+        MemberRow("m3", topic_pattern="t.", assignment_strategies=["bogus", "range"]),
+    ]
+    owned = [
+        OwnedRow("m1", "t1", 0),
+        OwnedRow("m1", "t1", 0),
+        OwnedRow("gone", "t2", 1),
+        OwnedRow("m2", "t1", 9),
+        OwnedRow("m2", "t1", 1),
+        OwnedRow("gone", "t2", 0),
+    ]
+    expected = build(members, owned)
+    rng = random.Random(7)
+    for _ in range(20):
+        rng.shuffle(members)
+        rng.shuffle(owned)
+        assert build(members, owned) == expected
+    spec, _ = expected
+    assert spec is not None
+    assert [m.member_id for m in spec.members] == ["m1", "m10", "m2", "m3"]

@@ -1,0 +1,104 @@
+"""The bucket function in plain pandas: order independence and contained failures."""
+
+from __future__ import annotations
+
+import json
+import random
+from typing import Any
+
+import pandas as pd
+import pytest
+
+import jobs.udf
+from assignors.validation import TopicStatus
+from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket, split_tables
+
+TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
+
+
+def bucket(seed: int = 1, groups: int = 6) -> pd.DataFrame:
+    rng = random.Random(seed)
+    rows: list[dict[str, Any]] = []
+    for g in range(groups):
+        members = [f"consumer-{rng.randint(0, 99)}-{i}" for i in range(rng.randint(1, 6))]
+        for i, m in enumerate(members):
+            rows.append(
+                {
+                    "kind": KIND_MEMBER,
+                    "group_id": f"g{g}",
+                    "member_id": m,
+                    "group_instance_id": f"i{i}" if i % 3 == 0 else None,
+                    "topics": [*rng.sample(sorted(TOPICS), rng.randint(1, 3)), "missing"],
+                    "assignment_strategies": None if i % 2 else ["roundrobin", "range"],
+                    "generation": rng.randint(1, 3),
+                }
+            )
+            for t, status in TOPICS.items():
+                for p in range(status.partition_count):
+                    if rng.random() < 0.3:
+                        owner = m if rng.random() < 0.8 else "departed"
+                        rows.append(
+                            {"kind": KIND_OWNED, "group_id": f"g{g}", "member_id": owner,
+                             "topic": t, "partition": p}
+                        )  # fmt: skip
+    return pd.DataFrame(rows).reindex(columns=list(INPUT_COLUMNS))
+
+
+def ctx(*strategies: str) -> PlanContext:
+    return PlanContext(
+        strategies=strategies or ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"),
+        has_current_assignment=True,
+        plan_elected=True,
+        default_strategies=("range", "cooperative-sticky"),
+    )
+
+
+def test_output_does_not_depend_on_the_order_rows_arrive_in() -> None:
+    # Issue 13.8b: Spark delivers a group's rows in any order (e.g. an estate split into
+    # several files); the plans, metrics (floats included) and row order must not change.
+    pdf = bucket()
+    context = ctx()
+    expected = plan_bucket(pdf, TOPICS, context)
+    assert (expected["kind"] == "a").sum() > 100
+    for seed in range(5):
+        shuffled = pdf.sample(frac=1, random_state=seed).reset_index(drop=True)
+        pd.testing.assert_frame_equal(plan_bucket(shuffled, TOPICS, context), expected)
+
+
+def test_plugin_failure_fails_only_its_strategy() -> None:
+    tables = split_tables(
+        plan_bucket(bucket(groups=2), TOPICS, ctx("range", "failing_plugins:Exits"))
+    )
+    rejected = tables["rejected"]
+    failed = rejected[rejected["reason"] == "ASSIGNOR_FAILED"]
+    assert sorted(failed["group_id"]) == ["g0", "g1"]
+    payload_strategies = {json.loads(p)["strategy"] for p in plan_payloads(bucket(groups=2))}
+    assert "exits" in payload_strategies
+    assert set(tables["balance_metrics"]["strategy"]) == {"range", "elected"}
+    assert "NOT_PLANNED" not in set(tables["elections"]["error"].dropna())
+
+
+def plan_payloads(pdf: pd.DataFrame) -> list[str]:
+    wide = plan_bucket(pdf, TOPICS, ctx("range", "failing_plugins:Exits"))
+    return list(wide.loc[wide["kind"] == "r", "payload"])
+
+
+@pytest.mark.internal_error_expected
+def test_a_planner_bug_in_one_group_leaves_the_others_planned(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    real = jobs.udf.build_group
+
+    def flaky(group_id: str, *args: Any) -> Any:
+        if group_id == "g1":
+            raise RuntimeError("validation bug")
+        return real(group_id, *args)
+
+    monkeypatch.setattr(jobs.udf, "build_group", flaky)
+    tables = split_tables(plan_bucket(bucket(groups=3), TOPICS, ctx("range")))
+    errors = tables["rejected"][tables["rejected"]["reason"] == "INTERNAL_ERROR"]
+    assert list(errors["group_id"]) == ["g1"]
+    assert "RuntimeError: validation bug" in errors["detail"].iloc[0]
+    elections = tables["elections"].set_index("group_id")["error"]
+    assert elections["g1"] == "NOT_PLANNED"
+    assert set(tables["balance_metrics"]["group_id"]) == {"g0", "g2"}
