@@ -23,6 +23,7 @@ False
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 
@@ -128,3 +129,32 @@ def _count_mismatches(
             if rack not in partition_racks(per_topic.get(topic, ()), p):
                 count += 1
     return count
+
+
+@dataclass(frozen=True, slots=True)
+class RackView:
+    """Racks for the rack-aware step, int-encoded: `member[r]` (None: no rack) and `part[g]`."""
+
+    member: Sequence[str | None]
+    part: Sequence[frozenset[str]]
+
+    def consumers_on(self) -> list[int]:
+        """Per partition, how many members sit on one of its racks (Kafka's sort key)."""
+        per_rack: dict[str, int] = {}
+        for rack in self.member:
+            if rack is not None:
+                per_rack[rack] = per_rack.get(rack, 0) + 1
+        return [sum(per_rack.get(r, 0) for r in racks) for racks in self.part]
+
+    def next_on_rack(self, g: int, members: Sequence[int], first: int) -> int:
+        """Kafka's nextRackConsumer: index of the next member on g's racks, circularly; -1."""
+        racks = self.part[g]
+        n = len(members)
+        if not racks or not n:
+            return -1
+        for i in range(n):
+            index = (first + i) % n
+            rack = self.member[members[index]]
+            if rack is not None and rack in racks:
+                return index
+        return -1
