@@ -120,7 +120,9 @@ def test_large_groups_stay_cheap() -> None:
     """Kafka's 1M-partition non-equal case is two classes on each side."""
     names = [f"t{i:03d}" for i in range(500)]
     topics = {t: TopicMetadata(t, 2000) for t in names}
-    members = tuple(Member(f"c{i:04d}", frozenset(names)) for i in range(1999)) + (
+    every = frozenset(names)
+    members = (
+        *(Member(f"c{i:04d}", every) for i in range(1999)),
         Member("c1999", frozenset(names[:1])),
     )
     bound = best_balance(GroupSpec("g", members, topics))
