@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from assignors import plugins
+from assignors.balanced import BalancedAssignor
 from assignors.model import Assignment, GroupSpec
 from assignors.range import RangeAssignor
 from assignors.roundrobin import RoundRobinAssignor
@@ -39,6 +40,7 @@ _BUILTINS: dict[str, Callable[[], Assignor]] = {
     StickyAssignor.name: StickyAssignor,
     CooperativeStickyAssignor.name: CooperativeStickyAssignor,
     UniformAssignor.name: UniformAssignor,
+    BalancedAssignor.name: BalancedAssignor,
 }
 
 _CLASS_NAMES: dict[str, str] = {
@@ -47,6 +49,7 @@ _CLASS_NAMES: dict[str, str] = {
     StickyAssignor.java_class: StickyAssignor.name,
     CooperativeStickyAssignor.java_class: CooperativeStickyAssignor.name,
     UniformAssignor.java_class: UniformAssignor.name,
+    BalancedAssignor.java_class: BalancedAssignor.name,
 }
 
 # KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
