@@ -77,11 +77,32 @@ EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
 
 
+def ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    """(partition -> its valid live owner, partitions tied at the top generation).
+
+    One pass when no partition is claimed twice (the common case); otherwise Kafka's
+    generation rule via `assignors.ownership`.
+    """
+    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
+    owners: dict[TopicPartition, str] = {}
+    for m in spec.members:
+        for tp in m.owned:
+            exists = 0 <= tp[1] < counts.get(tp[0], 0)
+            if exists and owners.setdefault(tp, m.member_id) != m.member_id:
+                return _contested_ownership(spec)
+    return owners, set()
+
+
+def _contested_ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
+    return owners, invalidated_claims(spec)
+
+
 class _Problem:
     """A group reduced to what `balanced` optimises: members in Java order, partitions in
     (topic, partition) order, each partition's subscribers, racks and valid owner."""
 
-    def __init__(self, spec: GroupSpec) -> None:
+    def __init__(self, spec: GroupSpec, owners: dict[TopicPartition, str] | None = None) -> None:
         by_id = {m.member_id: m for m in spec.members}
         self.members: list[Member] = [by_id[i] for i in java_sorted(by_id)]
         rank = {m.member_id: r for r, m in enumerate(self.members)}
@@ -91,12 +112,14 @@ class _Problem:
         ]
         subscribers = {t: [rank[m.member_id] for m in ms] for t, ms in spec.subscribers().items()}
         self.eligible = {t: sorted(rs) for t, rs in subscribers.items()}
+        self.topic_index = {t: i for i, t in enumerate(self.topics)}
+        if owners is None:
+            owners = ownership(spec)[0]
         self.owner: dict[TopicPartition, int] = {}
-        for member_id, tps in valid_owned(spec).items():
-            r = rank[member_id]
-            for tp in tps:
-                if tp[0] in self.members[r].topics and tp[0] in self.eligible:
-                    self.owner[tp] = r
+        for tp, member_id in owners.items():
+            # Only a subscriber can keep a partition (its topic is then in scope).
+            if tp[0] in by_id[member_id].topics and tp[0] in self.eligible:
+                self.owner[tp] = rank[member_id]
         self.rack: list[str | None] = [member_rack(m) for m in self.members]
         self.part_racks: dict[str, Sequence[frozenset[str]]] = {}
         if any(self.rack):
@@ -156,6 +179,7 @@ class _ExactFlow:
             )
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
+        self.held: list[dict[int, int]] = [{} for _ in prob.members]  # member -> kind -> units
         self.load = [0] * len(prob.members)
 
     def size(self) -> int:
@@ -196,9 +220,10 @@ class _ExactFlow:
         queued: list[bool],
     ) -> None:
         """Reverse arcs member r -> kind k where r holds units of k (cost -cost[k][r])."""
-        for k, units in enumerate(self.flow):
-            if units.get(r) and d - self.cost[k][r] < kdist[k]:
-                kdist[k], kparent[k] = d - self.cost[k][r], r
+        cost = self.cost
+        for k, units in self.held[r].items():
+            if units and d - cost[k][r] < kdist[k]:
+                kdist[k], kparent[k] = d - cost[k][r], r
                 if not queued[k]:
                     queued[k] = True
                     queue.append(k)
@@ -213,13 +238,17 @@ class _ExactFlow:
         r = end
         while True:
             k = mparent[r]
-            self.flow[k][r] = self.flow[k].get(r, 0) + 1
+            self._shift(k, r, 1)
             back = kparent[k]
             if back < 0:
                 self.supply[k] -= 1
                 return
-            self.flow[k][back] -= 1
+            self._shift(k, back, -1)
             r = back
+
+    def _shift(self, k: int, r: int, units: int) -> None:
+        self.flow[k][r] = self.flow[k].get(r, 0) + units
+        self.held[r][k] = self.held[r].get(k, 0) + units
 
     def _realise(self) -> list[list[TopicPartition]]:
         kept: list[list[TopicPartition]] = [[] for _ in self.load]
@@ -295,6 +324,8 @@ def _class_flow(
     path ends at the reachable member class of lowest level, and carries as many units as
     the level, the source's supply and the reverse arcs on the path allow.
     """
+    if len(sizes) == 1:  # one member class: everything goes to it
+        return {(k, 0): x for k, x in enumerate(supply) if x}
     flows: dict[tuple[int, int], int] = {}
     total = [0] * len(sizes)
     left = list(supply)
@@ -303,7 +334,7 @@ def _class_flow(
         path = _cheapest_path(left, adjacent, total, sizes, holders)
         k0, steps, j_end = path
         amount = min(left[k0], sizes[j_end] * (total[j_end] // sizes[j_end] + 1) - total[j_end])
-        for k, j in steps[1:]:
+        for k, j in steps[1::2]:  # the reverse arcs: class j gives back units of kind k
             amount = min(amount, holders[j][k])
         _apply(flows, holders, steps, amount)
         left[k0] -= amount
@@ -386,8 +417,10 @@ def _by_class_flow(prob: _Problem) -> list[list[TopicPartition]]:
     owned_by: list[list[TopicPartition]] = [[] for _ in prob.members]
     for tp, r in prob.owner.items():
         owned_by[r].append(tp)
+    index = prob.topic_index
     for r, tps in enumerate(owned_by):
-        for tp in sorted(tps, key=_tp_key):
+        tps.sort(key=lambda tp: (index[tp[0]], tp[1]))
+        for tp in tps:
             q = (tclass[tp[0]], mclass[r])
             if load[r] < target[r] and quota.get(q, 0) > 0:
                 quota[q] -= 1
@@ -429,22 +462,64 @@ def _fill(
 # ------------------------------------------------------------------------ the assignor
 
 
-def balanced_target(spec: GroupSpec) -> Assignment:
-    """The `balanced` assignment of the group (all rounds done)."""
-    prob = _Problem(spec)
+def balanced_target(spec: GroupSpec, owners: dict[TopicPartition, str] | None = None) -> Assignment:
+    """The `balanced` assignment of the group (all rounds done); `owners` as `ownership`
+    gives them, when the caller has them already."""
+    prob = _Problem(spec, owners)
     if not prob.parts:
         return prob.decode([[] for _ in prob.members])
+    scope = frozenset(prob.eligible)
+    equal = len({m.topics & scope for m in prob.members} - {frozenset()}) == 1
+    small = len(prob.parts) * max(1, len(prob.members)) <= EXACT_LIMIT
+    # Without owners or racks only the load vector counts, which the class flow gets exactly.
+    trivial = not prob.owner and not prob.racks_matter
+    if equal and not prob.racks_matter:
+        return prob.decode(_closed_form(prob))
+    if trivial or not small:
+        return prob.decode(_by_class_flow(prob))
     flow = _ExactFlow(prob)
-    equal = len({m.topics & frozenset(prob.eligible) for m in prob.members} - {frozenset()}) == 1
-    if (equal and not prob.racks_matter) or flow.size() > EXACT_LIMIT:
+    if flow.size() > EXACT_LIMIT:
         return prob.decode(_by_class_flow(prob))
     return prob.decode(flow.solve())
 
 
-def _withhold(spec: GroupSpec, target: Assignment) -> Assignment:
+def _closed_form(prob: _Problem) -> list[list[TopicPartition]]:
+    """Every subscribing member alike and racks irrelevant: quotas q or q+1, the q+1 going to
+    the members that own the most (then Java member-id order); each keeps its owned
+    partitions lowest first up to its quota; the rest go in (topic, partition) order to the
+    members with room, in Java member-id order. Exact for all three objectives."""
+    scope = frozenset(prob.eligible)
+    subs = [r for r, m in enumerate(prob.members) if m.topics & scope]
+    q, extra = divmod(len(prob.parts), len(subs))
+    lists: list[list[TopicPartition]] = [[] for _ in prob.members]
+    for tp, r in prob.owner.items():
+        lists[r].append(tp)
+    target = [0] * len(prob.members)
+    for i, r in enumerate(sorted(subs, key=lambda r: (-len(lists[r]), r))):
+        target[r] = q + (1 if i < extra else 0)
+    index = prob.topic_index
+    taken: set[TopicPartition] = set()
+    for r in subs:
+        owned = lists[r]
+        if owned:
+            owned.sort(key=lambda tp: (index[tp[0]], tp[1]))
+            del owned[target[r] :]
+            taken.update(owned)
+    members = iter(subs)
+    r = next(members)
+    for tp in prob.parts:
+        if tp in taken:
+            continue
+        while len(lists[r]) >= target[r]:
+            r = next(members)
+        lists[r].append(tp)
+    return lists
+
+
+def _withhold(
+    target: Assignment, owners: dict[TopicPartition, str], contested: set[TopicPartition]
+) -> Assignment:
     """One cooperative round: nothing moves while another live member still owns it."""
-    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
-    contested = invalidated_claims(spec)
     if not owners and not contested:
         return target
     out: Assignment = {}
@@ -466,13 +541,21 @@ class BalancedAssignor:
 
     def assign(self, spec: GroupSpec) -> Assignment:
         """One JoinGroup round: the target minus what another member must revoke first."""
-        return _withhold(spec, balanced_target(spec))
+        owners, contested = ownership(spec)
+        return _withhold(balanced_target(spec, owners), owners, contested)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
-        history = [self.assign(spec)]
+        """Rounds until nothing is withheld: a round that withholds nothing is the target,
+        and then the next round would keep everything (the most kept is all of it)."""
+        history: list[Assignment] = []
         generation = max_generation(spec.members)
         current = spec
-        while len(history) < MAX_ROUNDS:
+        while True:
+            owners, contested = ownership(current)
+            target = balanced_target(current, owners)
+            history.append(_withhold(target, owners, contested))
+            if history[-1] == target or len(history) == MAX_ROUNDS:
+                return Rebalance(history[-1], _received_rounds(history), len(history))
             generation += 1
             last = history[-1]
             current = replace(
@@ -482,11 +565,6 @@ class BalancedAssignor:
                     for m in current.members
                 ),
             )
-            nxt = self.assign(current)
-            if all(set(nxt[m]) == set(last[m]) for m in last):
-                break
-            history.append(nxt)
-        return Rebalance(history[-1], _received_rounds(history), len(history))
 
 
 def _received_rounds(history: list[Assignment]) -> dict[TopicPartition, int]:

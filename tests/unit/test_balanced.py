@@ -185,3 +185,22 @@ def test_cooperative_rounds_never_revoke_and_assign_at_once(seed: int) -> None:
     for m, tps in round1.items():
         for tp in tps:
             assert owners.get(tp, m) == m
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_class_flow_reaches_the_optimal_load_vector(seed: int) -> None:
+    """The class-level path (large groups, or no owners and no racks) is exact for the load
+    vector: the same sorted loads as the exact flow, on unequal subscriptions too."""
+    rng = random.Random(seed)
+    topics = {f"t{i}": TopicMetadata(f"t{i}", rng.randint(0, 9)) for i in range(rng.randint(1, 5))}
+    members = tuple(
+        Member(f"c{i}", frozenset(t for t in topics if rng.random() < 0.5))
+        for i in range(rng.randint(1, 7))
+    )
+    spec = GroupSpec("g", members, topics)
+    prob = _Problem(spec)
+    by_class = prob.decode(_by_class_flow(prob))
+    exact = prob.decode(_ExactFlow(prob).solve())
+    check_valid(spec, by_class)
+    assert objective(spec, by_class)[0] == objective(spec, exact)[0]
+    assert max(len(v) for v in by_class.values()) == best_balance(spec).best_max
