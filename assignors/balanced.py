@@ -149,24 +149,21 @@ class _Problem:
 
 class _ExactFlow:
     """Min-cost flow by successive shortest paths: supply nodes (interchangeable partitions)
-    -> members -> sink, the sink arcs convex (the next unit to a member holding x costs
-    W1 * (2x + 1))."""
+    -> member nodes -> sink. Members that own nothing and share subscription and rack are
+    interchangeable too and share one node of `size` members, whose sink arc is convex: the
+    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a path
+    can carry up to the rest of that level at once."""
 
     def __init__(self, prob: _Problem) -> None:
         self.prob = prob
-        kinds: dict[tuple[str, frozenset[str], int], list[TopicPartition]] = {}
-        for tp in prob.parts:
-            sub_key = tp[0]
-            key = (
-                sub_key,
-                prob.racks_of(tp) if prob.racks_matter else frozenset(),
-                prob.owner.get(tp, -1),
-            )
-            kinds.setdefault(key, []).append(tp)
-        # Topics with the same subscribers are interchangeable too; merge their kinds.
+        self._member_nodes()
+        member_racks = frozenset(r for r in prob.rack if r is not None)
         merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
-        for (topic, racks, owner), tps in kinds.items():
-            merged.setdefault((tuple(prob.eligible[topic]), racks, owner), []).extend(tps)
+        for tp in prob.parts:
+            # Only the members' racks tell partitions apart (fewer kinds, same costs).
+            racks = prob.racks_of(tp) & member_racks if prob.racks_matter else frozenset()
+            key = (tuple(prob.eligible[tp[0]]), racks, prob.owner.get(tp, -1))
+            merged.setdefault(key, []).append(tp)
         self.kinds = list(merged.items())
         total = len(prob.parts)
         self.w2 = total + 1
@@ -175,95 +172,129 @@ class _ExactFlow:
         for (eligible, _, owner), tps in self.kinds:
             sample = tps[0]
             self.cost.append(
-                {r: self.w2 * prob.mismatch(r, sample) - (1 if r == owner else 0) for r in eligible}
+                {
+                    self.node_of[r]: self.w2 * prob.mismatch(r, sample) - (1 if r == owner else 0)
+                    for r in eligible
+                }
             )
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
-        self.held: list[dict[int, int]] = [{} for _ in prob.members]  # member -> kind -> units
-        self.load = [0] * len(prob.members)
+        self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units
+        self.load = [0] * len(self.nodes)
+
+    def _member_nodes(self) -> None:
+        prob = self.prob
+        owners = set(prob.owner.values())
+        scope = frozenset(prob.eligible)
+        by_key: dict[tuple[frozenset[str], str | None, int], int] = {}
+        self.nodes: list[list[int]] = []
+        self.node_of: list[int] = []
+        for r, m in enumerate(prob.members):
+            key = (m.topics & scope, prob.rack[r], r if r in owners else -1)
+            j = by_key.setdefault(key, len(self.nodes))
+            if j == len(self.nodes):
+                self.nodes.append([])
+            self.nodes[j].append(r)
+            self.node_of.append(j)
 
     def size(self) -> int:
-        return len(self.prob.parts) * len(self.kinds) * max(1, len(self.prob.members))
+        return len(self.prob.parts) * len(self.kinds) * max(1, len(self.nodes))
 
     def solve(self) -> list[list[TopicPartition]]:
-        for _ in range(len(self.prob.parts)):
+        while any(self.supply):
             self._augment()
         return self._realise()
 
-    def _shortest(self) -> tuple[list[float], list[int], list[float], list[int]]:
-        """SPFA from every kind with supply; members reached, with their parent kinds."""
+    def _shortest(self) -> tuple[list[int], list[float], list[int]]:
+        """SPFA from every kind with supply; nodes reached, with their parent kinds."""
         inf = float("inf")
-        nk, nm = len(self.kinds), len(self.load)
+        nk = len(self.kinds)
         kdist: list[float] = [0 if s else inf for s in self.supply]
-        kparent = [-1] * nk  # member that reached the kind (by a reverse arc)
-        mdist: list[float] = [inf] * nm
-        mparent = [-1] * nm
+        kparent = [-1] * nk  # node that reached the kind (by a reverse arc)
+        ndist: list[float] = [inf] * len(self.nodes)
+        nparent = [-1] * len(self.nodes)
         queue = deque(k for k in range(nk) if self.supply[k])
         queued = [bool(s) for s in self.supply]
         while queue:
             k = queue.popleft()
             queued[k] = False
-            for r, c in self.cost[k].items():
+            for j, c in self.cost[k].items():
                 d = kdist[k] + c
-                if d < mdist[r]:
-                    mdist[r], mparent[r] = d, k
-                    self._relax_back(r, d, kdist, kparent, queue, queued)
-        return kdist, kparent, mdist, mparent
+                if d < ndist[j]:
+                    ndist[j], nparent[j] = d, k
+                    self._relax_back(j, d, kdist, kparent, queue, queued)
+        return kparent, ndist, nparent
 
     def _relax_back(
         self,
-        r: int,
+        j: int,
         d: float,
         kdist: list[float],
         kparent: list[int],
         queue: deque[int],
         queued: list[bool],
     ) -> None:
-        """Reverse arcs member r -> kind k where r holds units of k (cost -cost[k][r])."""
+        """Reverse arcs node j -> kind k where j holds units of k (cost -cost[k][j])."""
         cost = self.cost
-        for k, units in self.held[r].items():
-            if units and d - cost[k][r] < kdist[k]:
-                kdist[k], kparent[k] = d - cost[k][r], r
+        for k, units in self.held[j].items():
+            if units and d - cost[k][j] < kdist[k]:
+                kdist[k], kparent[k] = d - cost[k][j], j
                 if not queued[k]:
                     queued[k] = True
                     queue.append(k)
 
     def _augment(self) -> None:
-        _, kparent, mdist, mparent = self._shortest()
+        kparent, ndist, nparent = self._shortest()
+        load, w1, nodes = self.load, self.w1, self.nodes
         end = min(
-            (r for r in range(len(self.load)) if mparent[r] >= 0),
-            key=lambda r: (mdist[r] + self.w1 * (2 * self.load[r] + 1), r),
+            (j for j in range(len(nodes)) if nparent[j] >= 0),
+            key=lambda j: (ndist[j] + w1 * (2 * (load[j] // len(nodes[j])) + 1), j),
         )
-        self.load[end] += 1
-        r = end
+        path: list[tuple[int, int, int]] = []  # (kind, node, +1 forward / -1 reverse)
+        j = end
         while True:
-            k = mparent[r]
-            self._shift(k, r, 1)
+            k = nparent[j]
+            path.append((k, j, 1))
             back = kparent[k]
             if back < 0:
-                self.supply[k] -= 1
-                return
-            self._shift(k, back, -1)
-            r = back
-
-    def _shift(self, k: int, r: int, units: int) -> None:
-        self.flow[k][r] = self.flow[k].get(r, 0) + units
-        self.held[r][k] = self.held[r].get(k, 0) + units
+                break
+            path.append((k, back, -1))
+            j = back
+        size = len(nodes[end])
+        amount = min(size - load[end] % size, self.supply[k])
+        for pk, pj, sign in path:
+            if sign < 0:
+                amount = min(amount, self.held[pj][pk])
+        for pk, pj, sign in path:
+            self.flow[pk][pj] = self.flow[pk].get(pj, 0) + sign * amount
+            self.held[pj][pk] = self.held[pj].get(pk, 0) + sign * amount
+        self.supply[k] -= amount
+        load[end] += amount
 
     def _realise(self) -> list[list[TopicPartition]]:
-        kept: list[list[TopicPartition]] = [[] for _ in self.load]
-        fresh: list[list[TopicPartition]] = [[] for _ in self.load]
+        """Owners keep their kind's lowest partitions; the rest go, in (topic, partition)
+        order, to each node's members in Java member-id order (the first ones taking the
+        node's extra units)."""
+        prob = self.prob
+        kept: list[list[TopicPartition]] = [[] for _ in prob.members]
+        incoming: list[list[TopicPartition]] = [[] for _ in self.nodes]
         for ((_, _, owner), tps), units in zip(self.kinds, self.flow, strict=True):
-            stay = units.get(owner, 0) if owner >= 0 else 0
-            kept[owner].extend(tps[:stay]) if stay else None
+            stay = units.get(self.node_of[owner], 0) if owner >= 0 else 0
+            kept[owner].extend(tps[:stay])
             rest = iter(tps[stay:])
-            for r in sorted(units):
-                if r != owner:
-                    fresh[r].extend(next(rest) for _ in range(units[r]))
-        return [
-            sorted(k, key=_tp_key) + sorted(f, key=_tp_key)
-            for k, f in zip(kept, fresh, strict=True)
-        ]
+            for j in sorted(units):
+                if owner < 0 or j != self.node_of[owner]:
+                    incoming[j].extend(next(rest) for _ in range(units[j]))
+        fresh: list[list[TopicPartition]] = [[] for _ in prob.members]
+        for members, tps in zip(self.nodes, incoming, strict=True):
+            tps.sort(key=_tp_key)
+            q, extra = divmod(len(tps), len(members))
+            start = 0
+            for i, r in enumerate(members):
+                n = q + (1 if i < extra else 0)
+                fresh[r] = tps[start : start + n]
+                start += n
+        return [sorted(k, key=_tp_key) + f for k, f in zip(kept, fresh, strict=True)]
 
 
 def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
