@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import itertools
 import random
-from collections.abc import Sequence
 
 import pytest
 
@@ -63,19 +62,36 @@ def objective(spec: GroupSpec, a: Assignment) -> tuple[tuple[int, ...], int, int
 
 
 def brute_force(spec: GroupSpec) -> tuple[tuple[int, ...], int, int]:
+    """The best objective over every assignment (each partition to one of its subscribers)."""
+    ids = [m.member_id for m in spec.members]
+    index = {m: i for i, m in enumerate(ids)}
     parts = [(t, p) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))]
     subs = spec.subscribers()
-    choices: list[Sequence[str]] = [[m.member_id for m in subs[t]] for t, _ in parts]
+    owned = valid_owned(spec)
+    owner = {tp: index[m] for m, tps in owned.items() for tp in tps}
+    racks_known = rack_mismatch_count(spec, {m: [] for m in ids}) is not None
+    options: list[list[tuple[int, int, int]]] = []  # per partition: (member, mismatch, kept)
+    for t, p in parts:
+        racks = spec.topics[t].replica_racks
+        on = racks[p] if p < len(racks) else frozenset()
+        row = []
+        for m in subs[t]:
+            rack = m.rack or None
+            mm = int(racks_known and rack is not None and rack not in on)
+            row.append((index[m.member_id], mm, int(owner.get((t, p)) == index[m.member_id])))
+        options.append(row)
     best = None
-    for pick in itertools.product(*choices):
-        a: Assignment = {m.member_id: [] for m in spec.members}
-        for tp, m in zip(parts, pick, strict=True):
-            a[m].append(tp)
-        key = objective(spec, a)
+    for pick in itertools.product(*options):
+        loads = [0] * len(ids)
+        mm = kept = 0
+        for r, x, k in pick:
+            loads[r] += 1
+            mm += x
+            kept += k
+        key = (tuple(sorted(loads, reverse=True)), mm, -kept)
         if best is None or key < best:
             best = key
-    assert best is not None
-    return best
+    return best if best is not None else (tuple([0] * len(ids)), 0, 0)
 
 
 def check_valid(spec: GroupSpec, a: Assignment) -> None:
