@@ -283,6 +283,8 @@ ALL_ON = [frozenset("abc")] * 10
 SUBSET = [frozenset("abc"[i % 3]) for i in range(10)]
 
 
+# Kafka's truth table with the flag off. The flag-on rows belong to Kafka's test-only
+# `preferRackAwareLogic` switch, which the planner does not model (production never sets it).
 @pytest.mark.parametrize(
     ("consumer_racks", "parts", "expected"),
     [
