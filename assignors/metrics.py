@@ -13,6 +13,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from assignors.balance import rack_and_balance_metrics
 from assignors.model import Assignment, GroupSpec, TopicPartition
 
 # (name, type) in output order; the Spark layer maps the types to Spark SQL types.
@@ -35,9 +36,14 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
     ("rebalance_rounds", int),
     ("revoked_partition_count", int),
     ("elected_strategy", str),
+    # racks (KIP-881) and the best achievable balance: assignors.balance
+    ("rack_mismatch_count", int),
+    ("best_max_partitions_per_member", int),
+    ("balance_gap", int),
+    ("bottleneck_topics", list),
 )
 
-Metrics = dict[str, int | float | bool | str | None]
+Metrics = dict[str, int | float | bool | str | list[str] | None]
 
 
 ELECTED_STRATEGY: Final = "elected_strategy"
@@ -193,6 +199,7 @@ def balance_metrics(
         "rebalance_rounds": rebalance_rounds,
         "revoked_partition_count": revoked,
         ELECTED_STRATEGY: None,
+        **rack_and_balance_metrics(spec, assignment, hi, scan.violation is None),
     }
 
 

@@ -14,6 +14,7 @@ from functools import lru_cache
 from typing import Protocol
 
 from assignors import plugins
+from assignors.balanced import BalancedAssignor
 from assignors.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.model import Assignment, GroupSpec
 from assignors.range import RangeAssignor
@@ -56,6 +57,7 @@ _BUILTINS: dict[str, Callable[[], Assignor]] = {
     StickyAssignor.name: StickyAssignor,
     CooperativeStickyAssignor.name: CooperativeStickyAssignor,
     UniformAssignor.name: UniformAssignor,
+    BalancedAssignor.name: BalancedAssignor,
 }
 
 _CLASS_NAMES: dict[str, str] = {
@@ -64,6 +66,7 @@ _CLASS_NAMES: dict[str, str] = {
     StickyAssignor.java_class: StickyAssignor.name,
     CooperativeStickyAssignor.java_class: CooperativeStickyAssignor.name,
     UniformAssignor.java_class: UniformAssignor.name,
+    BalancedAssignor.java_class: BalancedAssignor.name,
 }
 
 # KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a

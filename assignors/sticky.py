@@ -98,6 +98,7 @@ from assignors.model import (
     java_sorted,
 )
 from assignors.ownership import effective_generation, max_generation
+from assignors.racks import RackView, group_partition_racks, member_rack, sticky_rack_aware
 from assignors.sticky_constrained import assign_constrained
 from assignors.sticky_general import assign_general
 
@@ -123,6 +124,18 @@ class _Group:
     claims: list[list[int]]  # raw claims on in-scope partitions, deduplicated, reported order
     valid: list[list[int]]  # claims that survive the generation rule
     tied: set[int]  # partitions invalidated by a same-generation double claim
+    racks: RackView | None = None  # set when the group is rack-aware (KIP-881)
+
+    def on_rack(self, r: int, gs: list[int]) -> list[int]:
+        """The partitions of gs member r may keep: all, unless they are on other racks."""
+        racks = self.racks
+        if racks is None or not gs:
+            return gs
+        rack = racks.member[r]
+        if rack is None:
+            return gs
+        part = racks.part
+        return [g for g in gs if rack in part[g]]
 
     def gtopic(self) -> list[int]:
         out: list[int] = []
@@ -180,7 +193,10 @@ def _encode(spec: GroupSpec) -> _Group:
         valid = [
             [g for g in gs if g not in contested or best[g][1] == r] for r, gs in enumerate(claims)
         ]
-    return _Group(members, topics, sizes, offsets, total, claims, valid, tied)
+    racks = None
+    if sticky_rack_aware(spec):
+        racks = RackView([member_rack(m) for m in members], group_partition_racks(spec, topics))
+    return _Group(members, topics, sizes, offsets, total, claims, valid, tied, racks)
 
 
 def _target(grp: _Group) -> list[list[int]]:
@@ -195,7 +211,9 @@ def _target(grp: _Group) -> list[list[int]]:
 
 
 def _constrained(grp: _Group) -> list[list[int]]:
-    owned = grp.valid
+    # Rack-aware: owned partitions on other racks are not kept (KIP-881), so a partition may
+    # move purely for locality; balance still comes first.
+    owned = [grp.on_rack(r, gs) for r, gs in enumerate(grp.valid)]
     if any(len(o) > 1 for o in owned):
         # Kafka keeps owned partitions in (partition number, topic) order (KAFKA-16277), so a
         # member cut to its quota does not keep whole topics. key[g] = p * topics + topic.
@@ -204,7 +222,7 @@ def _constrained(grp: _Group) -> list[list[int]]:
         for t, size in enumerate(grp.sizes):
             key.extend(range(t, t + size * nt, nt))
         owned = [sorted(o, key=key.__getitem__) if len(o) > 1 else o for o in owned]
-    return assign_constrained(grp.total, owned)
+    return assign_constrained(grp.total, owned, grp.racks)
 
 
 def _general(grp: _Group) -> list[list[int]]:
@@ -213,9 +231,9 @@ def _general(grp: _Group) -> list[list[int]]:
     gtopic = grp.gtopic()
     owned: list[list[int]] = []
     revocation_required = False
-    for valid, topics in zip(grp.valid, subs, strict=True):
+    for r, (valid, topics) in enumerate(zip(grp.valid, subs, strict=True)):
         subscribed = set(topics)
-        kept = [g for g in valid if gtopic[g] in subscribed]
+        kept = grp.on_rack(r, [g for g in valid if gtopic[g] in subscribed])
         revocation_required |= len(kept) != len(valid)
         owned.append(kept)
 
@@ -234,7 +252,9 @@ def _general(grp: _Group) -> list[list[int]]:
                 if old is None or gen > old[1]:
                     prev[g] = (r, gen)
     prev_owner = {g: r for g, (r, _) in prev.items()}
-    return assign_general(grp.total, grp.sizes, subs, owned, prev_owner, revocation_required)
+    return assign_general(
+        grp.total, grp.sizes, subs, owned, prev_owner, revocation_required, grp.racks
+    )
 
 
 def _withhold(grp: _Group, target: list[list[int]]) -> list[list[int]]:

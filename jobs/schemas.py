@@ -169,7 +169,13 @@ def _null(dtype: T.DataType) -> Column:
 
 # ---- outputs -----------------------------------------------------------------------------
 
-_PY_TO_SPARK: dict[type, T.DataType] = {int: INT, float: DOUBLE, bool: BOOL, str: STRING}
+_PY_TO_SPARK: dict[type, T.DataType] = {
+    int: INT,
+    float: DOUBLE,
+    bool: BOOL,
+    str: STRING,
+    list: STRINGS,
+}
 
 ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),

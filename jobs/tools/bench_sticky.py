@@ -1,7 +1,7 @@
 """Kafka's large sticky-assignor tests as a benchmark (issue 3 item 5, reference §4.10).
 
-    python -m jobs.tools.bench_sticky [--case a|b|c|all] [--assignor sticky|cooperative-sticky|all]
-                                [--replay]
+    python -m jobs.tools.bench_sticky [--case a|b|c|all]
+                                [--assignor sticky|cooperative-sticky|balanced|all] [--replay]
 
 Each case times, per assignor, what Kafka's JUnit test does: a fresh assignment, then a
 rebalance in which every member but the first reports what it owns (the first stays fresh).
@@ -25,6 +25,8 @@ import argparse
 import gc
 import time
 
+from assignors.balance import best_balance
+from assignors.balanced import BalancedAssignor
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.sticky import CooperativeStickyAssignor, StickyAssignor
 
@@ -110,18 +112,51 @@ def run(case: str, which: list[str], replay: bool) -> None:
         del first, out, spec2
 
 
+def run_balanced(case: str) -> None:
+    """`balanced` (one round) plus the best-balance bound, fresh then rebalance."""
+    spec = build(case)
+    limit = LIMITS[case][0]
+    assignor = BalancedAssignor()
+    times: list[float] = []
+    bound_times: list[float] = []
+    first: Assignment = {}
+    out: Assignment = {}
+    for phase in (0, 1):
+        current = spec if phase == 0 else second(spec, first)
+        gc.collect()
+        t1 = time.perf_counter()
+        out = assignor.assign(current)
+        times.append(time.perf_counter() - t1)
+        t2 = time.perf_counter()
+        best = best_balance(current, max(len(v) for v in out.values())).best_max
+        bound_times.append(time.perf_counter() - t2)
+        if phase == 0:
+            first = out
+    total = sum(times) + sum(bound_times)
+    verdict = "OK" if total <= limit else "OVER"
+    print(
+        f"  {'balanced':<18} fresh {times[0]:6.2f} s  rebalance {times[1]:6.2f} s"
+        f"  bound {bound_times[0]:.3f} + {bound_times[1]:.3f} s  total {total:6.2f} s"
+        f"  (limit {limit:.0f} s: {verdict})  [{check(spec, out)}, best max {best}]",
+        flush=True,
+    )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--case", choices=["a", "b", "c", "all"], default="all")
     parser.add_argument(
-        "--assignor", choices=["sticky", "cooperative-sticky", "all"], default="all"
+        "--assignor", choices=["sticky", "cooperative-sticky", "balanced", "all"], default="all"
     )
     parser.add_argument("--replay", action="store_true", help="also time cooperative rebalance")
     args = parser.parse_args()
     cases = ["a", "b", "c"] if args.case == "all" else [args.case]
     which = ["sticky", "cooperative-sticky"] if args.assignor == "all" else [args.assignor]
     for case in cases:
-        run(case, which, args.replay)
+        if args.assignor == "balanced":
+            run_balanced(case)
+        else:
+            run(case, which, args.replay)
 
 
 if __name__ == "__main__":

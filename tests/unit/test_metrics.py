@@ -81,6 +81,10 @@ def test_metric_columns_match_the_row() -> None:
         "rebalance_rounds",
         "revoked_partition_count",
         "elected_strategy",
+        "rack_mismatch_count",
+        "best_max_partitions_per_member",
+        "balance_gap",
+        "bottleneck_topics",
     ]
     for name, typ in METRIC_COLUMNS:
         if row[name] is not None:
@@ -109,6 +113,11 @@ def test_mixed_group_hand_computed() -> None:
         "rebalance_rounds": 1,
         "revoked_partition_count": None,
         "elected_strategy": None,
+        # t's 5 partitions have 2 subscribers: nobody can do better than 3 (plain average 2)
+        "rack_mismatch_count": None,
+        "best_max_partitions_per_member": 3,
+        "balance_gap": 1,
+        "bottleneck_topics": ["t"],
     }
 
 

@@ -1,0 +1,612 @@
+"""`balanced`: the planner's own strategy, the optimum Kafka's strategies are compared with.
+
+Not a Kafka assignor (no Java class): the reference an operator measures range, sticky and
+uniform against, and an assignor to run where a custom one is possible. Its objectives, in
+strict order:
+
+1. balance: the lexicographically smallest sorted-descending vector of partitions per member
+   (so the max is `best_max_partitions_per_member`, and every other member is as even as it
+   can be);
+2. racks (KIP-881): the fewest rack mismatches (a member with a rack given a partition none of
+   whose replicas is on it; members without a rack never mismatch);
+3. stickiness: the most partitions kept by their valid previous owner (the generation rule
+   of the sticky assignors: `assignors.ownership.valid_owned`).
+
+How (counts; weights come later): the feasible per-member load vectors of a bipartite
+assignment form an M-convex set, whose decreasingly-minimal elements are exactly the
+minimisers of the sum of squared loads (Frank and Murota). So one min-cost flow with cost
+W1 * sum(load^2) + W2 * mismatches - kept, the weights far enough apart to make the three
+objectives strictly lexicographic, finds the optimum:
+
+* partitions that are interchangeable (same subscribers, same replica racks, same valid
+  previous owner) form one supply node, members are sink nodes with a convex cost, and
+  successive shortest paths (SPFA, one partition per path) build the flow; exact, for groups
+  whose flow graph is small (almost all of them);
+* when every subscribing member subscribes alike and racks cannot matter, a closed form is
+  exact: quotas q or q+1, the q+1 going to the members that own the most (then Java
+  member-id order), each keeping what it owns up to its quota;
+* large groups with unequal subscriptions (or racks) use the same realisation on a
+  class-level flow (topic classes x member subscription classes, bulk augmenting paths):
+  objective (1) stays exact, (2) and (3) are then best effort.
+
+Realisation is deterministic: each member keeps its partitions lowest first; freed partitions
+go in (topic, partition) order to members in Java member-id order, so shuffled input gives the
+same output.
+
+As a cooperative assignor (`rebalance`), a round never hands over a partition that another
+live member still validly owns (or that two members claim at the same generation): the owner
+revokes it first and it moves in the next round, as KIP-429 requires of every cooperative
+assignor.
+
+Worked example (issue 8): topics a (3) and b (3); X -> {a}, Y -> {a, b}, Z -> {b}; X owns
+a0, Y owns a1 and a2, Z owns b0..b2. Sticky keeps sizes 1/2/3; `balanced` reaches 2/2/2 by
+moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
+
+>>> from assignors.model import GroupSpec, Member, TopicMetadata
+>>> topics = {"a": TopicMetadata("a", 3), "b": TopicMetadata("b", 3)}
+>>> owned = {"X": (("a", 0),), "Y": (("a", 1), ("a", 2)), "Z": (("b", 0), ("b", 1), ("b", 2))}
+>>> subs = {"X": "a", "Y": "ab", "Z": "b"}
+>>> spec = GroupSpec("g", tuple(Member(m, frozenset(s), owned=owned[m], generation=1)
+...                             for m, s in subs.items()), topics)
+>>> BalancedAssignor().target(spec)
+{'X': [('a', 0), ('a', 2)], 'Y': [('a', 1), ('b', 2)], 'Z': [('b', 0), ('b', 1)]}
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Sequence
+from dataclasses import replace
+
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Member,
+    Rebalance,
+    TopicPartition,
+    java_key,
+    java_sorted,
+)
+from assignors.ownership import invalidated_claims, max_generation, valid_owned
+from assignors.racks import member_rack, partition_racks, topic_racks
+
+MAX_ROUNDS = 16
+"""Safety cap on replayed cooperative rounds (they converge in 2 in practice)."""
+
+EXACT_LIMIT = 400_000
+"""Largest partitions x supply nodes x members solved by the exact flow."""
+
+
+def ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    """(partition -> its valid live owner, partitions tied at the top generation).
+
+    One pass when no partition is claimed twice (the common case); otherwise Kafka's
+    generation rule via `assignors.ownership`.
+    """
+    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
+    owners: dict[TopicPartition, str] = {}
+    for m in spec.members:
+        for tp in m.owned:
+            exists = 0 <= tp[1] < counts.get(tp[0], 0)
+            if exists and owners.setdefault(tp, m.member_id) != m.member_id:
+                return _contested_ownership(spec)
+    return owners, set()
+
+
+def _contested_ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
+    return owners, invalidated_claims(spec)
+
+
+class _Problem:
+    """A group reduced to what `balanced` optimises: members in Java order, partitions in
+    (topic, partition) order, each partition's subscribers, racks and valid owner."""
+
+    def __init__(self, spec: GroupSpec, owners: dict[TopicPartition, str] | None = None) -> None:
+        by_id = {m.member_id: m for m in spec.members}
+        self.members: list[Member] = [by_id[i] for i in java_sorted(by_id)]
+        rank = {m.member_id: r for r, m in enumerate(self.members)}
+        self.topics = spec.subscribed_topics()
+        self.parts: list[TopicPartition] = [
+            (t, p) for t in self.topics for p in range(spec.partition_count(t))
+        ]
+        subscribers = {t: [rank[m.member_id] for m in ms] for t, ms in spec.subscribers().items()}
+        self.eligible = {t: sorted(rs) for t, rs in subscribers.items()}
+        self.topic_index = {t: i for i, t in enumerate(self.topics)}
+        if owners is None:
+            owners = ownership(spec)[0]
+        self.owner: dict[TopicPartition, int] = {}
+        for tp, member_id in owners.items():
+            # Only a subscriber can keep a partition (its topic is then in scope).
+            if tp[0] in by_id[member_id].topics and tp[0] in self.eligible:
+                self.owner[tp] = rank[member_id]
+        self.rack: list[str | None] = [member_rack(m) for m in self.members]
+        self.part_racks: dict[str, Sequence[frozenset[str]]] = {}
+        if any(self.rack):
+            for t in self.topics:
+                racks = topic_racks(spec.topics.get(t))
+                if any(racks):
+                    self.part_racks[t] = racks
+
+    @property
+    def racks_matter(self) -> bool:
+        return bool(self.part_racks)
+
+    def racks_of(self, tp: TopicPartition) -> frozenset[str]:
+        return partition_racks(self.part_racks.get(tp[0], ()), tp[1])
+
+    def mismatch(self, r: int, tp: TopicPartition) -> bool:
+        """As `assignors.racks.rack_mismatch_count` counts it (nothing without rack data)."""
+        rack = self.rack[r]
+        return self.racks_matter and rack is not None and rack not in self.racks_of(tp)
+
+    def decode(self, lists: Sequence[Sequence[TopicPartition]]) -> Assignment:
+        return {m.member_id: list(lst) for m, lst in zip(self.members, lists, strict=True)}
+
+
+# ----------------------------------------------------------------------- the exact flow
+
+
+class _ExactFlow:
+    """Min-cost flow by successive shortest paths: supply nodes (interchangeable partitions)
+    -> member nodes -> sink. Members that own nothing and share subscription and rack are
+    interchangeable too and share one node of `size` members, whose sink arc is convex: the
+    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a path
+    can carry up to the rest of that level at once."""
+
+    def __init__(self, prob: _Problem) -> None:
+        self.prob = prob
+        self._member_nodes()
+        member_racks = frozenset(r for r in prob.rack if r is not None)
+        merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
+        for tp in prob.parts:
+            # Only the members' racks tell partitions apart (fewer kinds, same costs).
+            racks = prob.racks_of(tp) & member_racks if prob.racks_matter else frozenset()
+            key = (tuple(prob.eligible[tp[0]]), racks, prob.owner.get(tp, -1))
+            merged.setdefault(key, []).append(tp)
+        self.kinds = list(merged.items())
+        total = len(prob.parts)
+        self.w2 = total + 1
+        self.w1 = self.w2 * (total + 1) + total + 1
+        self.cost: list[dict[int, int]] = []
+        for (eligible, _, owner), tps in self.kinds:
+            sample = tps[0]
+            self.cost.append(
+                {
+                    self.node_of[r]: self.w2 * prob.mismatch(r, sample) - (1 if r == owner else 0)
+                    for r in eligible
+                }
+            )
+        self.supply = [len(tps) for _, tps in self.kinds]
+        self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
+        self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units
+        self.load = [0] * len(self.nodes)
+
+    def _member_nodes(self) -> None:
+        prob = self.prob
+        owners = set(prob.owner.values())
+        scope = frozenset(prob.eligible)
+        by_key: dict[tuple[frozenset[str], str | None, int], int] = {}
+        self.nodes: list[list[int]] = []
+        self.node_of: list[int] = []
+        for r, m in enumerate(prob.members):
+            key = (m.topics & scope, prob.rack[r], r if r in owners else -1)
+            j = by_key.setdefault(key, len(self.nodes))
+            if j == len(self.nodes):
+                self.nodes.append([])
+            self.nodes[j].append(r)
+            self.node_of.append(j)
+
+    def size(self) -> int:
+        return len(self.prob.parts) * len(self.kinds) * max(1, len(self.nodes))
+
+    def solve(self) -> list[list[TopicPartition]]:
+        while any(self.supply):
+            self._augment()
+        return self._realise()
+
+    def _shortest(self) -> tuple[list[int], list[float], list[int]]:
+        """SPFA from every kind with supply; nodes reached, with their parent kinds."""
+        inf = float("inf")
+        nk = len(self.kinds)
+        kdist: list[float] = [0 if s else inf for s in self.supply]
+        kparent = [-1] * nk  # node that reached the kind (by a reverse arc)
+        ndist: list[float] = [inf] * len(self.nodes)
+        nparent = [-1] * len(self.nodes)
+        queue = deque(k for k in range(nk) if self.supply[k])
+        queued = [bool(s) for s in self.supply]
+        while queue:
+            k = queue.popleft()
+            queued[k] = False
+            for j, c in self.cost[k].items():
+                d = kdist[k] + c
+                if d < ndist[j]:
+                    ndist[j], nparent[j] = d, k
+                    self._relax_back(j, d, kdist, kparent, queue, queued)
+        return kparent, ndist, nparent
+
+    def _relax_back(
+        self,
+        j: int,
+        d: float,
+        kdist: list[float],
+        kparent: list[int],
+        queue: deque[int],
+        queued: list[bool],
+    ) -> None:
+        """Reverse arcs node j -> kind k where j holds units of k (cost -cost[k][j])."""
+        cost = self.cost
+        for k, units in self.held[j].items():
+            if units and d - cost[k][j] < kdist[k]:
+                kdist[k], kparent[k] = d - cost[k][j], j
+                if not queued[k]:
+                    queued[k] = True
+                    queue.append(k)
+
+    def _augment(self) -> None:
+        kparent, ndist, nparent = self._shortest()
+        load, w1, nodes = self.load, self.w1, self.nodes
+        end = min(
+            (j for j in range(len(nodes)) if nparent[j] >= 0),
+            key=lambda j: (ndist[j] + w1 * (2 * (load[j] // len(nodes[j])) + 1), j),
+        )
+        path: list[tuple[int, int, int]] = []  # (kind, node, +1 forward / -1 reverse)
+        j = end
+        while True:
+            k = nparent[j]
+            path.append((k, j, 1))
+            back = kparent[k]
+            if back < 0:
+                break
+            path.append((k, back, -1))
+            j = back
+        size = len(nodes[end])
+        amount = min(size - load[end] % size, self.supply[k])
+        for pk, pj, sign in path:
+            if sign < 0:
+                amount = min(amount, self.held[pj][pk])
+        for pk, pj, sign in path:
+            self.flow[pk][pj] = self.flow[pk].get(pj, 0) + sign * amount
+            self.held[pj][pk] = self.held[pj].get(pk, 0) + sign * amount
+        self.supply[k] -= amount
+        load[end] += amount
+
+    def _realise(self) -> list[list[TopicPartition]]:
+        """Owners keep their kind's lowest partitions; the rest go, in (topic, partition)
+        order, to each node's members in Java member-id order (the first ones taking the
+        node's extra units)."""
+        prob = self.prob
+        kept: list[list[TopicPartition]] = [[] for _ in prob.members]
+        incoming: list[list[TopicPartition]] = [[] for _ in self.nodes]
+        for ((_, _, owner), tps), units in zip(self.kinds, self.flow, strict=True):
+            stay = units.get(self.node_of[owner], 0) if owner >= 0 else 0
+            kept[owner].extend(tps[:stay])
+            rest = iter(tps[stay:])
+            for j in sorted(units):
+                if owner < 0 or j != self.node_of[owner]:
+                    incoming[j].extend(next(rest) for _ in range(units[j]))
+        fresh: list[list[TopicPartition]] = [[] for _ in prob.members]
+        for members, tps in zip(self.nodes, incoming, strict=True):
+            tps.sort(key=_tp_key)
+            q, extra = divmod(len(tps), len(members))
+            start = 0
+            for i, r in enumerate(members):
+                n = q + (1 if i < extra else 0)
+                fresh[r] = tps[start : start + n]
+                start += n
+        return [sorted(k, key=_tp_key) + f for k, f in zip(kept, fresh, strict=True)]
+
+
+def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
+    return (java_key(tp[0]), tp[1])
+
+
+# ------------------------------------------------------- closed form and the class flow
+
+
+def _class_targets(
+    prob: _Problem,
+) -> tuple[list[int], dict[tuple[int, int], int], list[int], dict[str, int]]:
+    """Per member its target load, per (topic class, member class) its quota, and per member
+    its class: the class-level optimum of sum(load^2), split evenly inside member classes."""
+    mclass = _member_classes(prob)
+    n_classes = max(mclass, default=-1) + 1
+    keys: list[frozenset[str]] = [frozenset()] * n_classes
+    for r, j in enumerate(mclass):
+        if j >= 0:
+            keys[j] = prob.members[r].topics
+    tclass_of: dict[tuple[int, ...], int] = {}
+    topic_class = {
+        t: tclass_of.setdefault(tuple(j for j, k in enumerate(keys) if t in k), len(tclass_of))
+        for t in prob.topics
+    }
+    supply = [0] * len(tclass_of)
+    for t, _ in prob.parts:
+        supply[topic_class[t]] += 1
+    sizes = [0] * n_classes
+    for j in mclass:
+        if j >= 0:
+            sizes[j] += 1
+    flows = _class_flow(supply, [list(js) for js in tclass_of], sizes)
+    totals = [0] * n_classes
+    for (_, j), x in flows.items():
+        totals[j] += x
+    return _member_targets(prob, mclass, totals, sizes), flows, mclass, topic_class
+
+
+def _member_classes(prob: _Problem) -> list[int]:
+    """Per member (Java order) its subscription class, first-seen numbering; -1: none."""
+    scope = frozenset(prob.eligible)
+    seen: dict[frozenset[str], int] = {}
+    out: list[int] = []
+    for m in prob.members:
+        key = m.topics & scope
+        out.append(seen.setdefault(key, len(seen)) if key else -1)
+    return out
+
+
+def _class_flow(
+    supply: list[int], adjacent: list[list[int]], sizes: list[int]
+) -> dict[tuple[int, int], int]:
+    """Convex min-cost flow on the class graph with bulk augmenting paths.
+
+    All class arcs cost 0; sending the next units to member class j costs 2q + 1 while its
+    total x stays within the level q = x // size (an even split), so the cheapest augmenting
+    path ends at the reachable member class of lowest level, and carries as many units as
+    the level, the source's supply and the reverse arcs on the path allow.
+    """
+    if len(sizes) == 1:  # one member class: everything goes to it
+        return {(k, 0): x for k, x in enumerate(supply) if x}
+    flows: dict[tuple[int, int], int] = {}
+    total = [0] * len(sizes)
+    left = list(supply)
+    holders: list[dict[int, int]] = [{} for _ in sizes]  # j -> topic class -> units
+    while any(left):
+        path = _cheapest_path(left, adjacent, total, sizes, holders)
+        k0, steps, j_end = path
+        amount = min(left[k0], sizes[j_end] * (total[j_end] // sizes[j_end] + 1) - total[j_end])
+        for k, j in steps[1::2]:  # the reverse arcs: class j gives back units of kind k
+            amount = min(amount, holders[j][k])
+        _apply(flows, holders, steps, amount)
+        left[k0] -= amount
+        total[j_end] += amount
+    return flows
+
+
+def _cheapest_path(
+    left: list[int],
+    adjacent: list[list[int]],
+    total: list[int],
+    sizes: list[int],
+    holders: list[dict[int, int]],
+) -> tuple[int, list[tuple[int, int]], int]:
+    """BFS over alternating paths kind -> member class -> (reverse) kind; returns the start
+    kind, the (kind, member class) hops (forward arc, then the reverse arcs' kinds), and the
+    end class of lowest level (ties: lowest index)."""
+    reached: dict[int, tuple[int, int]] = {}  # member class -> (via kind, parent class or -1)
+    kind_from: dict[int, int] = {k: -1 for k, s in enumerate(left) if s}
+    queue = deque(kind_from)
+    while queue:
+        k = queue.popleft()
+        for j in adjacent[k]:
+            if j in reached:
+                continue
+            reached[j] = (k, kind_from[k])
+            for k2, units in holders[j].items():
+                if units and k2 not in kind_from:
+                    kind_from[k2] = j
+                    queue.append(k2)
+    j_end = min(reached, key=lambda j: (total[j] // sizes[j], j))
+    steps: list[tuple[int, int]] = []
+    j = j_end
+    while True:
+        k, parent = reached[j]
+        steps.append((k, j))
+        if parent < 0:
+            return k, steps[::-1], j_end
+        steps.append((k, parent))  # reverse arc: class `parent` gives back units of k
+        j = parent
+
+
+def _apply(
+    flows: dict[tuple[int, int], int],
+    holders: list[dict[int, int]],
+    steps: list[tuple[int, int]],
+    amount: int,
+) -> None:
+    for i, (k, j) in enumerate(steps):
+        sign = 1 if i % 2 == 0 else -1
+        flows[(k, j)] = flows.get((k, j), 0) + sign * amount
+        holders[j][k] = holders[j].get(k, 0) + sign * amount
+
+
+def _member_targets(
+    prob: _Problem, mclass: list[int], totals: list[int], sizes: list[int]
+) -> list[int]:
+    """Inside a member class the split is even; the extra units go to the members that own
+    the most partitions they could keep (then Java member-id order)."""
+    owns = [0] * len(prob.members)
+    for r in prob.owner.values():
+        owns[r] += 1
+    target = [0] * len(prob.members)
+    by_class: dict[int, list[int]] = {}
+    for r, j in enumerate(mclass):
+        if j >= 0:
+            by_class.setdefault(j, []).append(r)
+    for j, rs in by_class.items():
+        q, extra = divmod(totals[j], sizes[j])
+        for i, r in enumerate(sorted(rs, key=lambda r: (-owns[r], r))):
+            target[r] = q + (1 if i < extra else 0)
+    return target
+
+
+def _by_class_flow(prob: _Problem) -> list[list[TopicPartition]]:
+    target, quota, mclass, tclass = _class_targets(prob)
+    load = [0] * len(prob.members)
+    lists: list[list[TopicPartition]] = [[] for _ in prob.members]
+    taken: set[TopicPartition] = set()
+    owned_by: list[list[TopicPartition]] = [[] for _ in prob.members]
+    for tp, r in prob.owner.items():
+        owned_by[r].append(tp)
+    index = prob.topic_index
+    for r, tps in enumerate(owned_by):
+        tps.sort(key=lambda tp: (index[tp[0]], tp[1]))
+        for tp in tps:
+            q = (tclass[tp[0]], mclass[r])
+            if load[r] < target[r] and quota.get(q, 0) > 0:
+                quota[q] -= 1
+                load[r] += 1
+                lists[r].append(tp)
+                taken.add(tp)
+    free = [tp for tp in prob.parts if tp not in taken]
+    _fill(free, tclass, mclass, quota, target, load, lists)
+    return lists
+
+
+def _fill(
+    free: list[TopicPartition],
+    tclass: dict[str, int],
+    mclass: list[int],
+    quota: dict[tuple[int, int], int],
+    target: list[int],
+    load: list[int],
+    lists: list[list[TopicPartition]],
+) -> None:
+    """Freed partitions in (topic, partition) order to members in Java member-id order."""
+    members_of: dict[int, list[int]] = {}
+    for r, j in enumerate(mclass):
+        if j >= 0:
+            members_of.setdefault(j, []).append(r)
+    cursor = dict.fromkeys(members_of, 0)
+    for tp in free:
+        k = tclass[tp[0]]
+        j = next(j for j in sorted(members_of) if quota.get((k, j), 0) > 0)
+        rs = members_of[j]
+        while load[rs[cursor[j]]] >= target[rs[cursor[j]]]:
+            cursor[j] += 1
+        r = rs[cursor[j]]
+        quota[(k, j)] -= 1
+        load[r] += 1
+        lists[r].append(tp)
+
+
+# ------------------------------------------------------------------------ the assignor
+
+
+def balanced_target(spec: GroupSpec, owners: dict[TopicPartition, str] | None = None) -> Assignment:
+    """The `balanced` assignment of the group (all rounds done); `owners` as `ownership`
+    gives them, when the caller has them already."""
+    prob = _Problem(spec, owners)
+    if not prob.parts:
+        return prob.decode([[] for _ in prob.members])
+    scope = frozenset(prob.eligible)
+    equal = len({m.topics & scope for m in prob.members} - {frozenset()}) == 1
+    small = len(prob.parts) * max(1, len(prob.members)) <= EXACT_LIMIT
+    # Without owners or racks only the load vector counts, which the class flow gets exactly.
+    trivial = not prob.owner and not prob.racks_matter
+    if equal and not prob.racks_matter:
+        return prob.decode(_closed_form(prob))
+    if trivial or not small:
+        return prob.decode(_by_class_flow(prob))
+    flow = _ExactFlow(prob)
+    if flow.size() > EXACT_LIMIT:
+        return prob.decode(_by_class_flow(prob))
+    return prob.decode(flow.solve())
+
+
+def _closed_form(prob: _Problem) -> list[list[TopicPartition]]:
+    """Every subscribing member alike and racks irrelevant: quotas q or q+1, the q+1 going to
+    the members that own the most (then Java member-id order); each keeps its owned
+    partitions lowest first up to its quota; the rest go in (topic, partition) order to the
+    members with room, in Java member-id order. Exact for all three objectives."""
+    scope = frozenset(prob.eligible)
+    subs = [r for r, m in enumerate(prob.members) if m.topics & scope]
+    q, extra = divmod(len(prob.parts), len(subs))
+    lists: list[list[TopicPartition]] = [[] for _ in prob.members]
+    for tp, r in prob.owner.items():
+        lists[r].append(tp)
+    target = [0] * len(prob.members)
+    for i, r in enumerate(sorted(subs, key=lambda r: (-len(lists[r]), r))):
+        target[r] = q + (1 if i < extra else 0)
+    index = prob.topic_index
+    taken: set[TopicPartition] = set()
+    for r in subs:
+        owned = lists[r]
+        if owned:
+            owned.sort(key=lambda tp: (index[tp[0]], tp[1]))
+            del owned[target[r] :]
+            taken.update(owned)
+    members = iter(subs)
+    r = next(members)
+    for tp in prob.parts:
+        if tp in taken:
+            continue
+        while len(lists[r]) >= target[r]:
+            r = next(members)
+        lists[r].append(tp)
+    return lists
+
+
+def _withhold(
+    target: Assignment, owners: dict[TopicPartition, str], contested: set[TopicPartition]
+) -> Assignment:
+    """One cooperative round: nothing moves while another live member still owns it."""
+    if not owners and not contested:
+        return target
+    out: Assignment = {}
+    for member_id, tps in target.items():
+        out[member_id] = [
+            tp for tp in tps if owners.get(tp, member_id) == member_id and tp not in contested
+        ]
+    return out
+
+
+class BalancedAssignor:
+    """The `balanced` strategy (DESIGN §4.1), run as a cooperative assignor."""
+
+    name = "balanced"
+    java_class = "kafka_assignment_planner.BalancedAssignor"
+
+    def target(self, spec: GroupSpec) -> Assignment:
+        return balanced_target(spec)
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        """One JoinGroup round: the target minus what another member must revoke first."""
+        owners, contested = ownership(spec)
+        return _withhold(balanced_target(spec, owners), owners, contested)
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        """Rounds until nothing is withheld: a round that withholds nothing is the target,
+        and then the next round would keep everything (the most kept is all of it)."""
+        history: list[Assignment] = []
+        generation = max_generation(spec.members)
+        current = spec
+        while True:
+            owners, contested = ownership(current)
+            target = balanced_target(current, owners)
+            history.append(_withhold(target, owners, contested))
+            if history[-1] == target or len(history) == MAX_ROUNDS:
+                return Rebalance(history[-1], _received_rounds(history), len(history))
+            generation += 1
+            last = history[-1]
+            current = replace(
+                current,
+                members=tuple(
+                    replace(m, owned=tuple(last[m.member_id]), generation=generation)
+                    for m in current.members
+                ),
+            )
+
+
+def _received_rounds(history: list[Assignment]) -> dict[TopicPartition, int]:
+    """tp -> the round its final owner received it in (only rounds > 1)."""
+    out: dict[TopicPartition, int] = {}
+    final = history[-1]
+    for member_id, tps in final.items():
+        for tp in tps:
+            first = len(history)
+            while first > 1 and tp in set(history[first - 2][member_id]):
+                first -= 1
+            if first > 1:
+                out[tp] = first
+    return dict(sorted(out.items(), key=lambda kv: _tp_key(kv[0])))

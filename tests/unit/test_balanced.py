@@ -1,0 +1,222 @@
+"""The `balanced` strategy (issue 8 item 4): a brute-force oracle, facts and properties."""
+
+from __future__ import annotations
+
+import itertools
+import random
+
+import pytest
+
+from assignors.balance import best_balance
+from assignors.balanced import BalancedAssignor, _by_class_flow, _ExactFlow, _Problem
+from assignors.metrics import balance_metrics
+from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.ownership import valid_owned
+from assignors.racks import rack_mismatch_count
+
+RACKS = ["a", "b", "c"]
+
+
+def random_group(rng: random.Random) -> GroupSpec:
+    """<= 7 partitions, 2-4 members, random subscriptions, racks, owners and generations."""
+    n_topics = rng.randint(1, 3)
+    counts = [rng.randint(1, 3) for _ in range(n_topics)]
+    while sum(counts) > 7:
+        counts[rng.randrange(n_topics)] -= 1
+    topics = {
+        f"t{i}": TopicMetadata(
+            f"t{i}",
+            n,
+            tuple(frozenset(rng.sample(RACKS, rng.randint(0, 2))) for _ in range(n))
+            if rng.random() < 0.6
+            else (),
+        )
+        for i, n in enumerate(counts)
+        if n > 0
+    }
+    names = list(topics)
+    members = []
+    for i in range(rng.randint(2, 4)):
+        subs = frozenset(t for t in names if rng.random() < 0.7)
+        owned = tuple(
+            (t, p) for t in names for p in range(topics[t].partition_count) if rng.random() < 0.3
+        )
+        members.append(
+            Member(
+                f"m{rng.randint(0, 99):02d}{i}",
+                subs,
+                rack=rng.choice([None, "", *RACKS]),
+                owned=owned,
+                generation=rng.choice([None, 1, 2]) if owned else None,
+            )
+        )
+    return GroupSpec("g", tuple(members), topics)
+
+
+def objective(spec: GroupSpec, a: Assignment) -> tuple[tuple[int, ...], int, int]:
+    """(sorted-descending loads, rack mismatches, -kept): smaller is better, in this order."""
+    loads = tuple(sorted((len(a[m.member_id]) for m in spec.members), reverse=True))
+    owned = valid_owned(spec)
+    kept = sum(1 for m, tps in a.items() for tp in tps if tp in set(owned[m]))
+    return loads, rack_mismatch_count(spec, a) or 0, -kept
+
+
+def brute_force(spec: GroupSpec) -> tuple[tuple[int, ...], int, int]:
+    """The best objective over every assignment (each partition to one of its subscribers)."""
+    ids = [m.member_id for m in spec.members]
+    index = {m: i for i, m in enumerate(ids)}
+    parts = [(t, p) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))]
+    subs = spec.subscribers()
+    owned = valid_owned(spec)
+    owner = {tp: index[m] for m, tps in owned.items() for tp in tps}
+    racks_known = rack_mismatch_count(spec, {m: [] for m in ids}) is not None
+    options: list[list[tuple[int, int, int]]] = []  # per partition: (member, mismatch, kept)
+    for t, p in parts:
+        racks = spec.topics[t].replica_racks
+        on = racks[p] if p < len(racks) else frozenset()
+        row = []
+        for m in subs[t]:
+            rack = m.rack or None
+            mm = int(racks_known and rack is not None and rack not in on)
+            row.append((index[m.member_id], mm, int(owner.get((t, p)) == index[m.member_id])))
+        options.append(row)
+    best = None
+    for pick in itertools.product(*options):
+        loads = [0] * len(ids)
+        mm = kept = 0
+        for r, x, k in pick:
+            loads[r] += 1
+            mm += x
+            kept += k
+        key = (tuple(sorted(loads, reverse=True)), mm, -kept)
+        if best is None or key < best:
+            best = key
+    return best if best is not None else (tuple([0] * len(ids)), 0, 0)
+
+
+def check_valid(spec: GroupSpec, a: Assignment) -> None:
+    assert set(a) == {m.member_id for m in spec.members}
+    topics = {m.member_id: m.topics for m in spec.members}
+    seen: list[TopicPartition] = [tp for tps in a.values() for tp in tps]
+    assert len(seen) == len(set(seen))
+    expected = {(t, p) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))}
+    assert set(seen) == expected
+    for m, tps in a.items():
+        assert all(t in topics[m] for t, _ in tps)
+
+
+@pytest.mark.parametrize("chunk", range(25))
+def test_oracle_over_5000_tiny_groups(chunk: int) -> None:
+    """Every assignment enumerated: best load vector, then fewest mismatches, then most kept."""
+    for seed in range(chunk * 200, (chunk + 1) * 200):
+        spec = random_group(random.Random(seed))
+        target = BalancedAssignor().target(spec)
+        check_valid(spec, target)
+        assert objective(spec, target) == brute_force(spec), seed
+
+
+def test_issue_facts() -> None:
+    topics = {"a": TopicMetadata("a", 3), "b": TopicMetadata("b", 3)}
+    owned = {"X": (("a", 0),), "Y": (("a", 1), ("a", 2)), "Z": (("b", 0), ("b", 1), ("b", 2))}
+    subs = {"X": "a", "Y": "ab", "Z": "b"}
+    spec = GroupSpec(
+        "g",
+        tuple(Member(m, frozenset(s), owned=owned[m], generation=1) for m, s in subs.items()),
+        topics,
+    )
+    target = BalancedAssignor().target(spec)
+    assert sorted(len(v) for v in target.values()) == [2, 2, 2]
+    row = balance_metrics(spec, target, {tp: m for m, tps in owned.items() for tp in tps})
+    assert row["moved_partition_count"] == 2
+    assert row["balance_gap"] == 0
+
+    topics = {t: TopicMetadata(t, n) for t, n in (("a", 3), ("b", 3), ("c", 1))}
+    subs = {"X": "ab", "Y": "ab", "Z1": "c", "Z2": "c", "Z3": "c"}
+    spec = GroupSpec("g", tuple(Member(m, frozenset(s)) for m, s in subs.items()), topics)
+    target = BalancedAssignor().target(spec)
+    assert max(len(v) for v in target.values()) == best_balance(spec).best_max == 3
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_closed_form_equals_flow_for_equal_subscriptions(seed: int) -> None:
+    rng = random.Random(seed)
+    n = rng.randint(1, 5)
+    topics = {f"t{i}": TopicMetadata(f"t{i}", rng.randint(1, 5)) for i in range(rng.randint(1, 3))}
+    every = frozenset(topics)
+    members = tuple(
+        Member(
+            f"c{i}",
+            every,
+            owned=tuple((t, p) for t in topics for p in range(5) if rng.random() < 0.3),
+            generation=rng.choice([1, 2]),
+        )
+        for i in range(n)
+    )
+    spec = GroupSpec("g", members, topics)
+    prob = _Problem(spec)
+    closed = prob.decode(_by_class_flow(prob))
+    flow = prob.decode(_ExactFlow(prob).solve())
+    assert objective(spec, closed) == objective(spec, flow)
+    assert BalancedAssignor().target(spec) == closed
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_shuffled_input_gives_identical_output(seed: int) -> None:
+    rng = random.Random(seed)
+    spec = random_group(rng)
+    members = list(spec.members)
+    rng.shuffle(members)
+    topics = list(spec.topics.items())
+    rng.shuffle(topics)
+    shuffled = GroupSpec(
+        "g",
+        tuple(
+            Member(
+                m.member_id,
+                m.topics,
+                m.group_instance_id,
+                m.rack,
+                tuple(rng.sample(m.owned, len(m.owned))),
+                m.generation,
+            )
+            for m in members
+        ),
+        dict(topics),
+    )
+    assert BalancedAssignor().target(shuffled) == BalancedAssignor().target(spec)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_cooperative_rounds_never_revoke_and_assign_at_once(seed: int) -> None:
+    """As a cooperative assignor: in every round, a partition that changes owner is either
+    revoked (its owner loses it, nobody gets it) or assigned while unowned, never both."""
+    spec = random_group(random.Random(seed))
+    reb = BalancedAssignor().rebalance(spec)
+    assert reb.rounds <= 3
+    assert (
+        objective(spec, reb.assignment)[:2] == objective(spec, BalancedAssignor().target(spec))[:2]
+    )
+    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
+    round1 = BalancedAssignor().assign(spec)
+    for m, tps in round1.items():
+        for tp in tps:
+            assert owners.get(tp, m) == m
+
+
+@pytest.mark.parametrize("seed", range(400))
+def test_class_flow_reaches_the_optimal_load_vector(seed: int) -> None:
+    """The class-level path (large groups, or no owners and no racks) is exact for the load
+    vector: the same sorted loads as the exact flow, on unequal subscriptions too."""
+    rng = random.Random(seed)
+    topics = {f"t{i}": TopicMetadata(f"t{i}", rng.randint(0, 9)) for i in range(rng.randint(1, 5))}
+    members = tuple(
+        Member(f"c{i}", frozenset(t for t in topics if rng.random() < 0.5))
+        for i in range(rng.randint(1, 7))
+    )
+    spec = GroupSpec("g", members, topics)
+    prob = _Problem(spec)
+    by_class = prob.decode(_by_class_flow(prob))
+    exact = prob.decode(_ExactFlow(prob).solve())
+    check_valid(spec, by_class)
+    assert objective(spec, by_class)[0] == objective(spec, exact)[0]
+    assert max(len(v) for v in by_class.values()) == best_balance(spec).best_max
