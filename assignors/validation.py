@@ -54,6 +54,10 @@ class Reason:
     # planning errors (a strategy failed for this group)
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
+    # what-if rebalances (assignors.scenarios): warnings, the group is planned
+    SCENARIO_SKIPPED = "SCENARIO_SKIPPED"
+    SCENARIO_NOT_APPLICABLE = "SCENARIO_NOT_APPLICABLE"
+    SCENARIO_FAILED = "SCENARIO_FAILED"
 
 
 @dataclass(frozen=True, slots=True)
