@@ -163,15 +163,27 @@ partition_growth, subscription_change, rolling_restart)
     return tuple(s for s in SCENARIOS if s in wanted)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class _State:
-    """The group between rebalances: every member owns `assignment[member]` at `generation`."""
+    """The group between rebalances: every member owns `assignment[member]` at `generation`.
+
+    `members` say who is in the group with which subscription; their `owned` may be stale
+    (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
+    must see them, built on first use.
+    """
 
     members: tuple[Member, ...]
     topics: Mapping[str, TopicMetadata]
     assignment: Assignment
     owners: dict[TopicPartition, str]
     generation: int
+    _owning: tuple[Member, ...] | None = None
+
+    def owning(self) -> tuple[Member, ...]:
+        if self._owning is None:
+            mine, gen = self.assignment, self.generation
+            self._owning = tuple(_owning(m, mine.get(m.member_id, ()), gen) for m in self.members)
+        return self._owning
 
 
 class _Step(NamedTuple):
@@ -239,8 +251,9 @@ class _Simulator:
     """Rebalances one group under one assignor, starting from the strategy's plan.
 
     Shares what every scenario needs: the steady state, and the result of a member leaving it
-    (`member_leave` and the first step of `rolling_restart` are often the same rebalance;
-    for STATELESS strategies every restart step starts from the steady state).
+    (`member_leave` and the first step of `rolling_restart` are often the same rebalance; for
+    STATELESS strategies every restart step starts from the steady state, and the rejoin
+    that ends it is the plan again, so it is not recomputed).
     """
 
     def __init__(
@@ -260,9 +273,14 @@ class _Simulator:
         self.lags = lags
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
-        members = tuple(_owning(m, assignment[m.member_id], generation) for m in spec.members)
-        self.steady = _State(members, spec.topics, assignment, _owner_map(assignment), generation)
+        self.steady = _State(
+            spec.members, spec.topics, assignment, _owner_map(assignment), generation
+        )
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
+
+    def current(self, state: _State) -> tuple[Member, ...]:
+        """The members of `state` as the assignor must see them."""
+        return state.members if self.stateless else state.owning()
 
     def step(
         self,
@@ -283,23 +301,18 @@ class _Simulator:
         after = result.assignment
         owners = _owner_map(after)
         before = state.owners
-        moved = lag_moved = 0
-        lags = self.lags
-        for tp, member in owners.items():
-            prev = before.get(tp)
-            if prev is not None and prev != member:
-                moved += 1
-                if lags is not None:
-                    lag_moved += lags.get(tp, 0)
-        lost = sum(1 for prev in before.values() if prev == leaving) if leaving else 0
-        if self.cooperative:
-            paused = sum(1 for tp, prev in before.items() if owners.get(tp) != prev)
-        else:
-            paused = len(before)
+        # Set algebra on dict views runs in C: kept = same owner before and after.
+        kept = len(owners.items() & before.items())
+        moved = len(owners.keys() & before.keys()) - kept
+        lag_moved = 0
+        if self.lags is not None and moved:
+            lags = self.lags
+            lag_moved = sum(lags.get(tp, 0) for tp, _ in owners.items() - before.items())
+        lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
+        paused = len(before) - kept if self.cooperative else len(before)
         generation = state.generation + max(result.rounds, 1)
-        nxt = tuple(_owning(m, after.get(m.member_id, ()), generation) for m in members)
         return (
-            _State(nxt, topics, after, owners, generation),
+            _State(members, topics, after, owners, generation),
             _Step(result.rounds, moved, paused, paused - lost, lag_moved),
         )
 
@@ -308,7 +321,7 @@ class _Simulator:
         from_steady = state is self.steady
         if from_steady and member_id in self._left_steady:
             return self._left_steady[member_id]
-        members = tuple(m for m in state.members if m.member_id != member_id)
+        members = tuple(m for m in self.current(state) if m.member_id != member_id)
         out = self.step(state, members, leaving=member_id)
         if from_steady:
             self._left_steady[member_id] = out
@@ -320,7 +333,8 @@ class _Simulator:
         fresh = _owning(member, (), None)
         # Back in its place: state.members are the steady members minus this one, in order.
         at = next(i for i, m in enumerate(steady.members) if m.member_id == member.member_id)
-        members = (*state.members[:at], fresh, *state.members[at:])
+        current = self.current(state)
+        members = (*current[:at], fresh, *current[at:])
         if self.stateless and left_steady:
             # Same members and subscriptions as the plan: a stateless assignor returns the plan.
             _, step = self.step(state, members, known=steady.assignment)
@@ -368,7 +382,8 @@ def _joiner(members: Sequence[Member]) -> Member:
 def _member_join(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("member_join")
     steady = sim.steady
-    state, step = sim.step(steady, (*steady.members, _joiner(steady.members)))
+    members = sim.current(steady)
+    state, step = sim.step(steady, (*members, _joiner(members)))
     cost.record(step)
     return cost.end(state)
 
@@ -386,7 +401,7 @@ def _partition_growth(sim: _Simulator, subscribed: Sequence[str]) -> ScenarioCos
     topics = dict(steady.topics)
     for t in subscribed:
         topics[t] = _grown(topics[t])
-    state, step = sim.step(steady, steady.members, topics)
+    state, step = sim.step(steady, sim.current(steady), topics)
     cost.record(step)
     return cost.end(state)
 
@@ -404,7 +419,8 @@ def _narrowest(members: Sequence[Member], subscribed: frozenset[str]) -> Member 
 def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> ScenarioCost:
     cost = ScenarioCost("subscription_change")
     steady = sim.steady
-    who = _narrowest(steady.members, subscribed)
+    current = sim.current(steady)
+    who = _narrowest(current, subscribed)
     assert who is not None  # checked by _not_applicable
     changed = Member(
         who.member_id,
@@ -415,7 +431,7 @@ def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> Scenari
         who.generation,
         who.assignment_strategies,
     )
-    members = tuple(changed if m is who else m for m in steady.members)
+    members = tuple(changed if m is who else m for m in current)
     state, step = sim.step(steady, members)
     cost.record(step)
     return cost.end(state)
@@ -470,6 +486,7 @@ def run_scenarios(
     Scenarios the group cannot run get one SCENARIO_NOT_APPLICABLE warning naming them all;
     an assignor that raises during a scenario gives a SCENARIO_FAILED warning and no cost.
     """
+    scenarios = check_scenarios(scenarios)  # SCENARIOS order; an unknown name raises
     subscribed = frozenset(spec.subscribed_topics())
     skipped = [(s, why) for s in scenarios if (why := _not_applicable(spec, s, subscribed))]
     problems: list[Problem] = []
