@@ -247,7 +247,8 @@ def test_scenarios_a_group_cannot_run_give_no_row_and_one_warning() -> None:
     assert sorted(rows) == ["member_join", "partition_growth", "rolling_restart"]
     (problem,) = problems
     assert problem.reason == Reason.SCENARIO_NOT_APPLICABLE
-    assert "member_leave" in problem.detail and "subscription_change" in problem.detail
+    assert "member_leave" in problem.detail
+    assert "subscription_change" in problem.detail
 
 
 def test_empty_group_and_group_without_topics() -> None:
@@ -279,7 +280,8 @@ def test_an_assignor_failing_in_a_scenario_is_a_warning() -> None:
         Reason.SCENARIO_FAILED,
         Reason.SCENARIO_FAILED,
     ]
-    assert "boom" in problems[1].detail and "'flaky'" in problems[1].detail
+    assert "boom" in problems[1].detail
+    assert "'flaky'" in problems[1].detail
 
 
 def test_group_driver_reports_group_warnings_once() -> None:
