@@ -81,7 +81,7 @@ from assignors.model import (
 )
 from assignors.ownership import max_generation
 from assignors.planner import rebalance
-from assignors.registry import Assignor
+from assignors.registry import Assignor, resolve
 from assignors.validation import WARNING, Problem, Reason
 
 __all__ = [
@@ -93,6 +93,7 @@ __all__ = [
     "CostRow",
     "ScenarioCost",
     "check_scenarios",
+    "clear_memo",
     "group_scenario_costs",
     "run_scenarios",
     "scenario_costs",
@@ -345,16 +346,17 @@ class _Simulator:
         return nxt, step
 
 
-def _biggest(state: _State) -> str:
+def _biggest(members: Sequence[Member], assignment: Assignment) -> str:
     """The member holding the most partitions; ties: the first in Java order of member id."""
-    sizes = {m.member_id: len(state.assignment.get(m.member_id, ())) for m in state.members}
+    sizes = {m.member_id: len(assignment.get(m.member_id, ())) for m in members}
     top = max(sizes.values())
     return java_sorted(m for m, n in sizes.items() if n == top)[0]
 
 
 def _member_leave(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("member_leave")
-    state, step = sim.leave(sim.steady, _biggest(sim.steady))
+    steady = sim.steady
+    state, step = sim.leave(steady, _biggest(steady.members, steady.assignment))
     cost.record(step)
     return cost.end(state)
 
@@ -395,13 +397,19 @@ def _grown(meta: TopicMetadata) -> TopicMetadata:
     return TopicMetadata(meta.name, meta.partition_count + 1, racks)
 
 
+def _grown_topics(
+    topics: Mapping[str, TopicMetadata], subscribed: Iterable[str]
+) -> dict[str, TopicMetadata]:
+    out = dict(topics)
+    for t in subscribed:
+        out[t] = _grown(out[t])
+    return out
+
+
 def _partition_growth(sim: _Simulator, subscribed: Sequence[str]) -> ScenarioCost:
     cost = ScenarioCost("partition_growth")
     steady = sim.steady
-    topics = dict(steady.topics)
-    for t in subscribed:
-        topics[t] = _grown(topics[t])
-    state, step = sim.step(steady, sim.current(steady), topics)
+    state, step = sim.step(steady, sim.current(steady), _grown_topics(steady.topics, subscribed))
     cost.record(step)
     return cost.end(state)
 
@@ -416,11 +424,9 @@ def _narrowest(members: Sequence[Member], subscribed: frozenset[str]) -> Member 
     return min((m for m, t in effective if len(t) == fewest), key=lambda m: java_key(m.member_id))
 
 
-def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> ScenarioCost:
-    cost = ScenarioCost("subscription_change")
-    steady = sim.steady
-    current = sim.current(steady)
-    who = _narrowest(current, subscribed)
+def _widened(members: tuple[Member, ...], subscribed: frozenset[str]) -> tuple[Member, ...]:
+    """The members after the narrowest one also subscribes to every topic of the group."""
+    who = _narrowest(members, subscribed)
     assert who is not None  # checked by _not_applicable
     changed = Member(
         who.member_id,
@@ -431,7 +437,14 @@ def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> Scenari
         who.generation,
         who.assignment_strategies,
     )
-    members = tuple(changed if m is who else m for m in current)
+    return tuple(changed if m is who else m for m in members)
+
+
+def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> ScenarioCost:
+    cost = ScenarioCost("subscription_change")
+    steady = sim.steady
+    current = sim.current(steady)
+    members = _widened(current, subscribed)
     state, step = sim.step(steady, members)
     cost.record(step)
     return cost.end(state)
@@ -541,27 +554,160 @@ def _best_max_memo(best_max: BestMax) -> BestMax:
     return cached
 
 
+class _Figures(NamedTuple):
+    """A scenario's row without its names: what the memo keeps."""
+
+    scenario: str
+    rebalances: int
+    rounds: int
+    moved: int
+    paused: int
+    lag_moved: int
+    max_after: int
+    spread_after: int
+
+
+def _figures(cost: ScenarioCost) -> _Figures:
+    sizes = [len(cost.assignment.get(m.member_id, ())) for m in cost.members]
+    hi = max(sizes, default=0)
+    return _Figures(
+        cost.scenario,
+        cost.rebalances,
+        cost.rounds,
+        cost.moved,
+        cost.paused,
+        cost.lag_moved,
+        hi,
+        hi - min(sizes, default=0),
+    )
+
+
+def _after_group(spec: GroupSpec, planned: Assignment, scenario: str) -> GroupSpec:
+    """The group as `scenario`'s trigger leaves it (members and topics; ownership aside)."""
+    members, topics = spec.members, spec.topics
+    if scenario == "member_leave":
+        leaver = _biggest(members, planned)
+        members = tuple(m for m in members if m.member_id != leaver)
+    elif scenario == "member_join":
+        members = (*members, _joiner(members))
+    elif scenario == "partition_growth":
+        topics = _grown_topics(topics, spec.subscribed_topics())
+    elif scenario == "subscription_change":
+        members = _widened(members, frozenset(spec.subscribed_topics()))
+    return GroupSpec(spec.group_id, members, topics)
+
+
+# ------------------------------------------------------------------------------- the memo
+#
+# Rows hold only counts, and the built-in assignors see names only through their Java order
+# (member ids, group.instance.ids, topic and rack names; the docstrings of each assignor say
+# so). Two groups equal up to an order-preserving renaming therefore cost the same, and a
+# real estate repeats shapes a lot (4 consumers of the same topics), so the figures of one
+# are kept for the next. Plugins are never memoised: they may look at names.
+
+RENAME_INVARIANT: Final = frozenset(
+    {"range", "roundrobin", "sticky", "cooperative-sticky", "uniform"}
+)
+"""Strategies whose scenario figures depend on names only through their Java order."""
+
+MEMO_SIZE: Final = 8192
+MEMO_MAX_PARTITIONS: Final = 1024
+"""Groups with more planned partitions are not memoised (their key costs as much as a rerun,
+and large groups rarely repeat)."""
+
+_MEMO: dict[tuple[object, ...], tuple[list[_Figures], list[tuple[str, str]]]] = {}
+
+
+def _ranks(names: Iterable[str]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(java_sorted(set(names)))}
+
+
+def _memo_key(
+    spec: GroupSpec,
+    strategy: str,
+    planned: Assignment,
+    scenarios: tuple[str, ...],
+    lags: Mapping[TopicPartition, int] | None,
+    cooperative: bool,
+) -> tuple[object, ...] | None:
+    """The group's shape up to an order-preserving renaming; None when not memoisable."""
+    if strategy not in RENAME_INVARIANT or sum(map(len, planned.values())) > MEMO_MAX_PARTITIONS:
+        return None
+    members = spec.members
+    ids = _ranks(m.member_id for m in members)
+    instances = _ranks(m.group_instance_id for m in members if m.group_instance_id is not None)
+    topics = _ranks(t for m in members for t in m.topics)
+    # KIP-881: without a client.rack no assignor is rack-aware, so racks only count with one.
+    with_racks = any(m.rack is not None for m in members)
+    racks = _ranks(_rack_names(spec, topics)) if with_racks else {}
+    # Sorted by member id order: every built-in assignor orders members itself (input order
+    # only decides the order of the output dict, never who gets what).
+    shape = sorted(
+        (
+            ids[m.member_id],
+            -1 if m.group_instance_id is None else instances[m.group_instance_id],
+            racks.get(m.rack, -1) if m.rack is not None else -1,
+            tuple(sorted(topics[t] for t in m.topics)),
+            tuple((topics[t], p) for t, p in planned.get(m.member_id, ())),
+        )
+        for m in members
+    )
+    metadata = tuple(
+        (rank, spec.partition_count(t), _rack_key(spec, t, racks) if with_racks else ())
+        for t, rank in topics.items()
+    )
+    lag_key = None
+    if lags is not None:
+        lag_key = tuple(sorted((topics[t], p, lag) for (t, p), lag in lags.items() if t in topics))
+    return (strategy, cooperative, scenarios, tuple(shape), metadata, lag_key)
+
+
+def _rack_names(spec: GroupSpec, topics: Iterable[str]) -> list[str]:
+    names = [m.rack for m in spec.members if m.rack is not None]
+    for t in topics:
+        meta = spec.topics.get(t)
+        if meta is not None:
+            names.extend(r for racks in meta.replica_racks for r in racks)
+    return names
+
+
+def _rack_key(spec: GroupSpec, topic: str, racks: Mapping[str, int]) -> tuple[object, ...]:
+    meta = spec.topics.get(topic)
+    if meta is None:
+        return ()
+    return tuple(tuple(sorted(racks[r] for r in rs)) for rs in meta.replica_racks)
+
+
+def _remember(key: tuple[object, ...], value: tuple[list[_Figures], list[tuple[str, str]]]) -> None:
+    if len(_MEMO) >= MEMO_SIZE:
+        del _MEMO[next(iter(_MEMO))]  # the oldest: shapes seen early in a bucket
+    _MEMO[key] = value
+
+
+def clear_memo() -> None:
+    """Forget every memoised group shape (tests; the memo is exact, never stale)."""
+    _MEMO.clear()
+
+
 def _row(
     group_id: str,
     strategy: str,
-    cost: ScenarioCost,
+    fig: _Figures,
     has_lags: bool,
-    best_max: BestMax | None,
+    gap: int | None,
 ) -> CostRow:
-    sizes = [len(cost.assignment.get(m.member_id, ())) for m in cost.members]
-    hi = max(sizes, default=0)
     return {
         "group_id": group_id,
         "strategy": strategy,
-        "scenario": cost.scenario,
-        "rebalances": cost.rebalances,
-        "rounds": cost.rounds,
-        "moved_partition_count": cost.moved,
-        "paused_partition_count": cost.paused,
-        "lag_moved": cost.lag_moved if has_lags else None,
-        "max_partitions_per_member_after": hi,
-        "partition_spread_after": hi - min(sizes, default=0),
-        "balance_gap_after": None if best_max is None else hi - best_max(cost.spec(group_id)),
+        "scenario": fig.scenario,
+        "rebalances": fig.rebalances,
+        "rounds": fig.rounds,
+        "moved_partition_count": fig.moved,
+        "paused_partition_count": fig.paused,
+        "lag_moved": fig.lag_moved if has_lags else None,
+        "max_partitions_per_member_after": fig.max_after,
+        "partition_spread_after": fig.spread_after,
+        "balance_gap_after": gap,
     }
 
 
@@ -576,16 +722,19 @@ def scenario_costs(
     max_members: int = DEFAULT_MAX_MEMBERS,
     cooperative: bool | None = None,
     best_max: BestMax | None = None,
+    memo: bool = True,
 ) -> tuple[list[CostRow], list[Problem]]:
     """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
 
     `planned` is the strategy's plan of `spec` (the steady state); `assignor_factory` builds
-    the strategy's assignor (fresh per call, as the planner does). `scenarios` should have
-    been checked with `check_scenarios`. `lags` (partition -> lag, unknown ones absent) fills
-    `lag_moved`. `cooperative` defaults to membership of COOPERATIVE. `best_max(spec)` is
-    the exact bound behind `balance_gap_after` (null without it); it is called on the group
-    as each trigger leaves it. A group with more than `max_members` members gets a
-    SCENARIO_SKIPPED warning and no rows.
+    the strategy's assignor (fresh per call, as the planner does). `scenarios` are checked
+    (`check_scenarios`: an unknown name raises ValueError). `lags` (partition -> lag,
+    unknown ones absent) fills `lag_moved`. `cooperative` defaults to membership of
+    COOPERATIVE. `best_max(spec)` is the exact bound behind `balance_gap_after` (null
+    without it); it is called on the group as each trigger leaves it. A group with more
+    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows. `memo`: reuse
+    the figures of a group of the same shape (exact; only for RENAME_INVARIANT strategies
+    whose `assignor_factory` is the registry's, `registry.resolve(strategy)[1]`).
     """
     if len(spec.members) > max_members:
         detail = (
@@ -593,17 +742,35 @@ def scenario_costs(
             f" scenario_max_members ({max_members})"
         )
         return [], [_warning(spec.group_id, Reason.SCENARIO_SKIPPED, detail)]
-    costs, problems = run_scenarios(
-        spec,
-        strategy,
-        assignor_factory,
-        planned,
-        scenarios=scenarios,
-        lags=lags,
-        cooperative=cooperative,
-    )
+    wanted = check_scenarios(scenarios)
+    coop = strategy in COOPERATIVE if cooperative is None else cooperative
+    # Only the built-in assignor itself (a plugin could be registered under a built-in name).
+    builtin = strategy in RENAME_INVARIANT and resolve(strategy)[1] is assignor_factory
+    key = _memo_key(spec, strategy, planned, wanted, lags, coop) if memo and builtin else None
+    hit = _MEMO.get(key) if key is not None else None
+    if hit is not None:
+        figs = hit[0]
+        problems = [_warning(spec.group_id, reason, detail) for reason, detail in hit[1]]
+    else:
+        costs, problems = run_scenarios(
+            spec, strategy, assignor_factory, planned, scenarios=wanted, lags=lags, cooperative=coop
+        )
+        figs = [_figures(c) for c in costs]
+        if key is not None and all(p.reason != Reason.SCENARIO_FAILED for p in problems):
+            _remember(key, (figs, [(p.reason, p.detail) for p in problems]))
     bound = _best_max_memo(best_max) if best_max is not None else None
-    rows = [_row(spec.group_id, strategy, c, lags is not None, bound) for c in costs]
+    rows = [
+        _row(
+            spec.group_id,
+            strategy,
+            fig,
+            lags is not None,
+            None
+            if bound is None
+            else fig.max_after - bound(_after_group(spec, planned, fig.scenario)),
+        )
+        for fig in figs
+    ]
     return rows, problems
 
 
