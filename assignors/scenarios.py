@@ -44,6 +44,12 @@ strategy stays rack-aware; a new partition's replicas are on every rack the topi
 partitions use (the snapshot cannot know where Kafka would place them, so none of the
 strategies gains or loses a rack match on it); members restart in Java order of member id.
 
+Cost: a scenario repeats the assignment work (a rolling restart is two rebalances per dynamic
+member), so the simulation shares the steady state and the rebalance of a member leaving it,
+reuses the plan when a STATELESS strategy's member rejoins, builds members' ownership only
+for assignors that read it, counts movement with set operations on dict views, and keeps the
+figures of each group shape for the next group of the same shape (see RENAME_INVARIANT).
+
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
 stops consuming: 6 paused. c0 leaves instead: c1 takes p0,p1,p2 and c2 p3,p4,p5, so p0, p1
@@ -88,6 +94,7 @@ __all__ = [
     "COOPERATIVE",
     "DEFAULT_MAX_MEMBERS",
     "REBALANCE_COST_COLUMNS",
+    "RENAME_INVARIANT",
     "SCENARIOS",
     "STATELESS",
     "CostRow",
@@ -132,7 +139,8 @@ REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
     ("partition_spread_after", int, False),
     ("balance_gap_after", int, True),
 )
-"""(name, python type, nullable) of `rebalance_costs`, in output order (DESIGN §7)."""
+"""(name, python type, nullable) of `rebalance_costs`, in output order (DESIGN §7).
+`lag_moved` is a sum of offsets: a Spark `bigint`, like the lag columns."""
 
 CostRow = dict[str, str | int | None]
 """One `rebalance_costs` row, keyed by the names of REBALANCE_COST_COLUMNS."""
