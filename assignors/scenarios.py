@@ -70,7 +70,7 @@ and p3 move.
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, OrderedDict
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
@@ -623,7 +623,7 @@ MEMO_MAX_PARTITIONS: Final = 1024
 """Groups with more planned partitions are not memoised (their key costs as much as a rerun,
 and large groups rarely repeat)."""
 
-_MEMO: dict[tuple[object, ...], tuple[list[_Figures], list[tuple[str, str]]]] = {}
+_MEMO: OrderedDict[tuple[object, ...], tuple[list[_Figures], list[tuple[str, str]]]] = OrderedDict()
 
 
 def _ranks(names: Iterable[str]) -> dict[str, int]:
@@ -688,7 +688,7 @@ def _rack_key(spec: GroupSpec, topic: str, racks: Mapping[str, int]) -> tuple[ob
 
 def _remember(key: tuple[object, ...], value: tuple[list[_Figures], list[tuple[str, str]]]) -> None:
     if len(_MEMO) >= MEMO_SIZE:
-        del _MEMO[next(iter(_MEMO))]  # the oldest: shapes seen early in a bucket
+        _MEMO.popitem(last=False)  # the least recently used shape
     _MEMO[key] = value
 
 
@@ -755,8 +755,9 @@ def scenario_costs(
     # Only the built-in assignor itself (a plugin could be registered under a built-in name).
     builtin = strategy in RENAME_INVARIANT and resolve(strategy)[1] is assignor_factory
     key = _memo_key(spec, strategy, planned, wanted, lags, coop) if memo and builtin else None
-    hit = _MEMO.get(key) if key is not None else None
-    if hit is not None:
+    hit = None
+    if key is not None and (hit := _MEMO.get(key)) is not None:
+        _MEMO.move_to_end(key)
         figs = hit[0]
         problems = [_warning(spec.group_id, reason, detail) for reason, detail in hit[1]]
     else:
