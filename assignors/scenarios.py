@@ -630,6 +630,55 @@ def _ranks(names: Iterable[str]) -> dict[str, int]:
     return {name: i for i, name in enumerate(java_sorted(set(names)))}
 
 
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a memo key takes from the group itself (the same for each of its strategies)."""
+
+    members: tuple[tuple[str, tuple[object, ...]], ...]  # (member id, its ranks), id order
+    topics: dict[str, int]  # topic name -> rank
+    fixed: tuple[object, ...]  # topic metadata and lags, in ranks
+
+
+# The group of the previous call: the caller asks for every strategy of a group in turn.
+_LAST_SHAPE: list[tuple[GroupSpec, Mapping[TopicPartition, int] | None, _Shape]] = []
+
+
+def _shape(spec: GroupSpec, lags: Mapping[TopicPartition, int] | None) -> _Shape:
+    if _LAST_SHAPE and _LAST_SHAPE[0][0] is spec and _LAST_SHAPE[0][1] is lags:
+        return _LAST_SHAPE[0][2]
+    members = spec.members
+    ids = _ranks(m.member_id for m in members)
+    instances = _ranks(m.group_instance_id for m in members if m.group_instance_id is not None)
+    topics = _ranks(t for m in members for t in m.topics)
+    # KIP-881: without a client.rack no assignor is rack-aware, so racks only count with one.
+    with_racks = any(m.rack is not None for m in members)
+    racks = _ranks(_rack_names(spec, topics)) if with_racks else {}
+    # Sorted by member id order: every built-in assignor orders members itself (input order
+    # only decides the order of the output dict, never who gets what).
+    ranked = sorted(
+        (
+            (
+                ids[m.member_id],
+                -1 if m.group_instance_id is None else instances[m.group_instance_id],
+                racks.get(m.rack, -1) if m.rack is not None else -1,
+                tuple(sorted(topics[t] for t in m.topics)),
+            ),
+            m.member_id,
+        )
+        for m in members
+    )
+    metadata = tuple(
+        (rank, spec.partition_count(t), _rack_key(spec, t, racks) if with_racks else ())
+        for t, rank in topics.items()
+    )
+    lag_key = None
+    if lags is not None:
+        lag_key = tuple(sorted((topics[t], p, lag) for (t, p), lag in lags.items() if t in topics))
+    shape = _Shape(tuple((mid, desc) for desc, mid in ranked), topics, (metadata, lag_key))
+    _LAST_SHAPE[:] = [(spec, lags, shape)]
+    return shape
+
+
 def _memo_key(
     spec: GroupSpec,
     strategy: str,
@@ -641,33 +690,13 @@ def _memo_key(
     """The group's shape up to an order-preserving renaming; None when not memoisable."""
     if strategy not in RENAME_INVARIANT or sum(map(len, planned.values())) > MEMO_MAX_PARTITIONS:
         return None
-    members = spec.members
-    ids = _ranks(m.member_id for m in members)
-    instances = _ranks(m.group_instance_id for m in members if m.group_instance_id is not None)
-    topics = _ranks(t for m in members for t in m.topics)
-    # KIP-881: without a client.rack no assignor is rack-aware, so racks only count with one.
-    with_racks = any(m.rack is not None for m in members)
-    racks = _ranks(_rack_names(spec, topics)) if with_racks else {}
-    # Sorted by member id order: every built-in assignor orders members itself (input order
-    # only decides the order of the output dict, never who gets what).
-    shape = sorted(
-        (
-            ids[m.member_id],
-            -1 if m.group_instance_id is None else instances[m.group_instance_id],
-            racks.get(m.rack, -1) if m.rack is not None else -1,
-            tuple(sorted(topics[t] for t in m.topics)),
-            tuple((topics[t], p) for t, p in planned.get(m.member_id, ())),
-        )
-        for m in members
+    shape = _shape(spec, lags)
+    topics = shape.topics
+    plan = tuple(
+        (desc, tuple([(topics[t], p) for t, p in planned.get(mid, ())]))
+        for mid, desc in shape.members
     )
-    metadata = tuple(
-        (rank, spec.partition_count(t), _rack_key(spec, t, racks) if with_racks else ())
-        for t, rank in topics.items()
-    )
-    lag_key = None
-    if lags is not None:
-        lag_key = tuple(sorted((topics[t], p, lag) for (t, p), lag in lags.items() if t in topics))
-    return (strategy, cooperative, scenarios, tuple(shape), metadata, lag_key)
+    return (strategy, cooperative, scenarios, shape.fixed, plan)
 
 
 def _rack_names(spec: GroupSpec, topics: Iterable[str]) -> list[str]:
@@ -695,6 +724,7 @@ def _remember(key: tuple[object, ...], value: tuple[list[_Figures], list[tuple[s
 def clear_memo() -> None:
     """Forget every memoised group shape (tests; the memo is exact, never stale)."""
     _MEMO.clear()
+    _LAST_SHAPE.clear()
 
 
 def _row(
