@@ -89,6 +89,10 @@ class Reason(StrEnum):
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # what-if rebalances (assignors.scenarios): warnings, the group is planned
+    SCENARIO_SKIPPED = "SCENARIO_SKIPPED"
+    SCENARIO_NOT_APPLICABLE = "SCENARIO_NOT_APPLICABLE"
+    SCENARIO_FAILED = "SCENARIO_FAILED"
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,847 @@
+"""What-if rebalances: what the next membership or metadata change costs a group (DESIGN §7).
+
+A group that runs a strategy settles in that strategy's own plan: every member owns what it
+was planned, at the next generation (the steady state). Each scenario applies one trigger
+from Kafka's list of rebalance causes to that steady state and rebalances with the same
+assignor, exactly as the planner does (`assignors.planner.rebalance`: cooperative rounds are
+replayed, static members keep their `group.instance.id`):
+
+| scenario | trigger |
+|---|---|
+| `member_leave` | the member holding the most partitions leaves (ties: Java order of member id) |
+| `member_join` | a new dynamic member joins with the most common subscription; its member id \
+sorts after every other |
+| `partition_growth` | every subscribed topic gains one partition |
+| `subscription_change` | the member with the fewest subscribed topics also subscribes to every \
+topic of the group |
+| `rolling_restart` | each member in turn restarts: a dynamic member leaves and rejoins with \
+the same member id, owning nothing (two rebalances); a static member returns within \
+`session.timeout.ms` (no rebalance, KIP-345) |
+
+What a rebalance costs (summed over the scenario's rebalances):
+
+* `moved_partition_count`: partitions whose owner changes (a leaving member counts as the
+  owner it was; partitions nobody owned before, like new ones, have not moved);
+* `paused_partition_count`: partitions that stop being consumed. The eager protocol
+  (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, plugins)
+  revokes every owned partition at each rebalance, so every partition owned when it starts
+  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; and our
+  `balanced`) pauses only what a member revokes and what a leaving member held; a partition
+  withheld in round 1 and assigned in round 2 pauses once;
+* `rounds`: JoinGroup rounds (cooperative-sticky needs a second round when something moves
+  between live members; a group left with no member runs none);
+* `lag_moved`: the lag of the moved partitions (null without offsets).
+
+`*_after` columns describe the assignment after the last rebalance, in the group as the
+trigger left it (one more member, one more partition per topic, ...); `balance_gap_after` is
+its max partitions per member minus the best any assignment of that group can reach (null
+unless the caller gives the exact bound, `best_max`).
+
+Deterministic choices where Kafka has none: the joining member gets the most common
+subscription (ties: that of the first member in Java order of member id) and the most common
+`client.rack` (ties: Java order of rack; none when no member has one), so a rack-aware
+strategy stays rack-aware; a new partition's replicas are on every rack the topic's other
+partitions use (the snapshot cannot know where Kafka would place them, so none of the
+strategies gains or loses a rack match on it); members restart in Java order of member id.
+
+Cost: a scenario repeats the assignment work (a rolling restart is two rebalances per dynamic
+member), so the simulation shares the steady state and the rebalance of a member leaving it,
+reuses the plan when a STATELESS strategy's member rejoins, builds members' ownership only
+for assignors that read it, counts movement with set operations on dict views, and keeps the
+figures of each group shape for the next group of the same shape (see RENAME_INVARIANT).
+
+Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
+(c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
+stops consuming: 6 paused. c0 leaves instead: c1 takes p0,p1,p2 and c2 p3,p4,p5, so p0, p1
+and p3 move.
+
+>>> from assignors.model import GroupSpec, Member, TopicMetadata
+>>> from assignors.range import RangeAssignor
+>>> spec = GroupSpec("g", tuple(Member(c, frozenset({"t"})) for c in ("c0", "c1", "c2")),
+...                  {"t": TopicMetadata("t", 6)})
+>>> plan = RangeAssignor().assign(spec)
+>>> rows, problems = scenario_costs(spec, "range", RangeAssignor, plan,
+...                                 scenarios=("member_join", "member_leave"))
+>>> [(r["scenario"], r["moved_partition_count"], r["paused_partition_count"]) for r in rows]
+[('member_leave', 3, 6), ('member_join', 1, 6)]
+>>> problems
+[]
+"""
+
+from __future__ import annotations
+
+from collections import Counter, OrderedDict
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Member,
+    Rebalance,
+    TopicMetadata,
+    TopicPartition,
+    java_key,
+    java_sorted,
+)
+from assignors.ownership import max_generation
+from assignors.planner import rebalance
+from assignors.registry import Assignor, resolve
+from assignors.validation import WARNING, Problem, Reason
+
+__all__ = [
+    "COOPERATIVE",
+    "DEFAULT_MAX_MEMBERS",
+    "REBALANCE_COST_COLUMNS",
+    "RENAME_INVARIANT",
+    "SCENARIOS",
+    "STATELESS",
+    "CostRow",
+    "ScenarioCost",
+    "check_scenarios",
+    "clear_memo",
+    "group_scenario_costs",
+    "run_scenarios",
+    "scenario_costs",
+]
+
+SCENARIOS: Final = (
+    "member_leave",
+    "member_join",
+    "partition_growth",
+    "subscription_change",
+    "rolling_restart",
+)
+"""Every scenario, in output order (the config's default `scenarios`)."""
+
+COOPERATIVE: Final = frozenset({"cooperative-sticky", "uniform", "balanced"})
+"""Strategies whose members keep consuming what they keep through a rebalance (KIP-429 /
+KIP-848); everything else, plugins included, is simulated as eager."""
+
+STATELESS: Final = frozenset({"range", "roundrobin"})
+"""Strategies whose result ignores what members own: a member that leaves and rejoins brings
+the group back to the same plan, which the simulation then reuses instead of recomputing."""
+
+DEFAULT_MAX_MEMBERS: Final = 200
+"""Default `scenario_max_members`: larger groups get a SCENARIO_SKIPPED warning, no rows."""
+
+REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
+    ("group_id", str, False),
+    ("strategy", str, False),
+    ("scenario", str, False),
+    ("rebalances", int, False),
+    ("rounds", int, False),
+    ("moved_partition_count", int, False),
+    ("paused_partition_count", int, False),
+    ("lag_moved", int, True),
+    ("max_partitions_per_member_after", int, False),
+    ("partition_spread_after", int, False),
+    ("balance_gap_after", int, True),
+)
+"""(name, python type, nullable) of `rebalance_costs`, in output order (DESIGN §7).
+`lag_moved` is a sum of offsets: a Spark `bigint`, like the lag columns."""
+
+CostRow = dict[str, str | int | None]
+"""One `rebalance_costs` row, keyed by the names of REBALANCE_COST_COLUMNS."""
+
+BestMax = Callable[[GroupSpec], int]
+"""The exact smallest max partitions per member any valid assignment of a group can reach."""
+
+
+def check_scenarios(names: Iterable[str]) -> tuple[str, ...]:
+    """The configured scenario names, deduplicated, in SCENARIOS order.
+
+    Raises ValueError naming the unknown one and the known ones (a configuration error: the
+    job exits 2 before planning).
+
+    >>> check_scenarios(["rolling_restart", "member_join", "member_join"])
+    ('member_join', 'rolling_restart')
+    >>> check_scenarios(["member_crash"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown scenario 'member_crash' (known: member_leave, member_join, \
+partition_growth, subscription_change, rolling_restart)
+    """
+    wanted = set()
+    for name in names:
+        if name not in SCENARIOS:
+            known = ", ".join(SCENARIOS)
+            raise ValueError(f"unknown scenario {name!r} (known: {known})")
+        wanted.add(name)
+    return tuple(s for s in SCENARIOS if s in wanted)
+
+
+@dataclass(slots=True)
+class _State:
+    """The group between rebalances: every member owns `assignment[member]` at `generation`.
+
+    `members` say who is in the group with which subscription; their `owned` may be stale
+    (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
+    must see them, built on first use.
+    """
+
+    members: tuple[Member, ...]
+    topics: Mapping[str, TopicMetadata]
+    assignment: Assignment
+    owners: dict[TopicPartition, str]
+    generation: int
+    _owning: tuple[Member, ...] | None = None
+
+    def owning(self) -> tuple[Member, ...]:
+        if self._owning is None:
+            mine, gen = self.assignment, self.generation
+            self._owning = tuple(_owning(m, mine.get(m.member_id, ()), gen) for m in self.members)
+        return self._owning
+
+
+class _Step(NamedTuple):
+    rounds: int
+    moved: int
+    paused: int
+    revoked: int
+    lag_moved: int
+
+
+@dataclass(slots=True)
+class ScenarioCost:
+    """One scenario's summed cost and the group it leaves behind (before it becomes a row).
+
+    `revoked` counts partitions live members give up (the leaving member's are not revoked,
+    they are lost with it); it is not a column, tests and callers may read it.
+    """
+
+    scenario: str
+    rebalances: int = 0
+    rounds: int = 0
+    moved: int = 0
+    paused: int = 0
+    revoked: int = 0
+    lag_moved: int = 0
+    members: tuple[Member, ...] = ()
+    topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+    assignment: Assignment = field(default_factory=dict)
+
+    def record(self, step: _Step) -> None:
+        self.rebalances += 1
+        self.rounds += step.rounds
+        self.moved += step.moved
+        self.paused += step.paused
+        self.revoked += step.revoked
+        self.lag_moved += step.lag_moved
+
+    def end(self, state: _State) -> ScenarioCost:
+        self.members, self.topics, self.assignment = state.members, state.topics, state.assignment
+        return self
+
+    def spec(self, group_id: str) -> GroupSpec:
+        """The group as the trigger left it (what `balance_gap_after` is measured against)."""
+        return GroupSpec(group_id, self.members, self.topics)
+
+
+def _owning(m: Member, owned: Sequence[TopicPartition], generation: int | None) -> Member:
+    # Positional construction: this runs for every member after every simulated rebalance.
+    return Member(
+        m.member_id,
+        m.topics,
+        m.group_instance_id,
+        m.rack,
+        tuple(owned),
+        generation,
+        m.assignment_strategies,
+    )
+
+
+def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
+    return {tp: member for member, tps in assignment.items() for tp in tps}
+
+
+class _Simulator:
+    """Rebalances one group under one assignor, starting from the strategy's plan.
+
+    Shares what every scenario needs: the steady state, and the result of a member leaving it
+    (`member_leave` and the first step of `rolling_restart` are often the same rebalance; for
+    STATELESS strategies every restart step starts from the steady state, and the rejoin
+    that ends it is the plan again, so it is not recomputed).
+    """
+
+    def __init__(
+        self,
+        spec: GroupSpec,
+        assignor: Assignor,
+        planned: Assignment,
+        *,
+        cooperative: bool,
+        stateless: bool,
+        lags: Mapping[TopicPartition, int] | None,
+    ) -> None:
+        self.group_id = spec.group_id
+        self.assignor = assignor
+        self.cooperative = cooperative
+        self.stateless = stateless
+        self.lags = lags
+        generation = max(max_generation(spec.members), 0) + 1
+        assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
+        self.steady = _State(
+            spec.members, spec.topics, assignment, _owner_map(assignment), generation
+        )
+        self._left_steady: dict[str, tuple[_State, _Step]] = {}
+
+    def current(self, state: _State) -> tuple[Member, ...]:
+        """The members of `state` as the assignor must see them."""
+        return state.members if self.stateless else state.owning()
+
+    def step(
+        self,
+        state: _State,
+        members: tuple[Member, ...],
+        topics: Mapping[str, TopicMetadata] | None = None,
+        leaving: str | None = None,
+        known: Assignment | None = None,
+    ) -> tuple[_State, _Step]:
+        """One rebalance of `members` from `state`; `known` is a result proven unchanged."""
+        topics = state.topics if topics is None else topics
+        if known is not None:
+            result = Rebalance(known)
+        elif members:
+            result = rebalance(self.assignor, GroupSpec(self.group_id, members, topics))
+        else:  # the last member left: the group is empty, nothing to assign, no round
+            result = Rebalance({}, rounds=0)
+        after = result.assignment
+        owners = _owner_map(after)
+        before = state.owners
+        # Set algebra on dict views runs in C: kept = same owner before and after.
+        kept = len(owners.items() & before.items())
+        moved = len(owners.keys() & before.keys()) - kept
+        lag_moved = 0
+        if self.lags is not None and moved:
+            lags = self.lags
+            lag_moved = sum(lags.get(tp, 0) for tp, _ in owners.items() - before.items())
+        lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
+        paused = len(before) - kept if self.cooperative else len(before)
+        generation = state.generation + max(result.rounds, 1)
+        return (
+            _State(members, topics, after, owners, generation),
+            _Step(result.rounds, moved, paused, paused - lost, lag_moved),
+        )
+
+    def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
+        """`member_id` leaves (LeaveGroup, or its session times out)."""
+        from_steady = state is self.steady
+        if from_steady and member_id in self._left_steady:
+            return self._left_steady[member_id]
+        members = tuple(m for m in self.current(state) if m.member_id != member_id)
+        out = self.step(state, members, leaving=member_id)
+        if from_steady:
+            self._left_steady[member_id] = out
+        return out
+
+    def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, _Step]:
+        """`member` (as in the steady state) joins again, owning nothing, with its member id."""
+        steady = self.steady
+        fresh = _owning(member, (), None)
+        # Back in its place: state.members are the steady members minus this one, in order.
+        at = next(i for i, m in enumerate(steady.members) if m.member_id == member.member_id)
+        current = self.current(state)
+        members = (*current[:at], fresh, *current[at:])
+        if self.stateless and left_steady:
+            # Same members and subscriptions as the plan: a stateless assignor returns the plan.
+            _, step = self.step(state, members, known=steady.assignment)
+            return steady, step
+        nxt, step = self.step(state, members)
+        if nxt.owners == steady.owners:  # back to the plan: later steps can share its results
+            return steady, step
+        return nxt, step
+
+
+def _biggest(members: Sequence[Member], assignment: Assignment) -> str:
+    """The member holding the most partitions; ties: the first in Java order of member id."""
+    sizes = {m.member_id: len(assignment.get(m.member_id, ())) for m in members}
+    top = max(sizes.values())
+    return java_sorted(m for m, n in sizes.items() if n == top)[0]
+
+
+def _member_leave(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("member_leave")
+    steady = sim.steady
+    state, step = sim.leave(steady, _biggest(steady.members, steady.assignment))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _most_common(values: Iterable[str | None]) -> str | None:
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return java_sorted(v for v, n in counts.items() if n == top)[0]
+
+
+def _joiner(members: Sequence[Member]) -> Member:
+    """A new dynamic member, sorting after every member id, with the most common subscription
+    (ties: that of the first member in Java order of member id) and the most common rack."""
+    by_id = sorted(members, key=lambda m: java_key(m.member_id))
+    counts = Counter(m.topics for m in by_id)
+    top = max(counts.values())
+    topics = next(m.topics for m in by_id if counts[m.topics] == top)
+    # Any suffix sorts a string after itself, so after the greatest id it sorts after all.
+    member_id = by_id[-1].member_id + "-joined"
+    return Member(member_id, topics, None, _most_common(m.rack for m in members))
+
+
+def _member_join(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("member_join")
+    steady = sim.steady
+    members = sim.current(steady)
+    state, step = sim.step(steady, (*members, _joiner(members)))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _grown(meta: TopicMetadata) -> TopicMetadata:
+    racks = meta.replica_racks
+    if racks:
+        racks = (*racks, frozenset().union(*racks))
+    return TopicMetadata(meta.name, meta.partition_count + 1, racks)
+
+
+def _grown_topics(
+    topics: Mapping[str, TopicMetadata], subscribed: Iterable[str]
+) -> dict[str, TopicMetadata]:
+    out = dict(topics)
+    for t in subscribed:
+        out[t] = _grown(out[t])
+    return out
+
+
+def _partition_growth(sim: _Simulator, subscribed: Sequence[str]) -> ScenarioCost:
+    cost = ScenarioCost("partition_growth")
+    steady = sim.steady
+    state, step = sim.step(steady, sim.current(steady), _grown_topics(steady.topics, subscribed))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _narrowest(members: Sequence[Member], subscribed: frozenset[str]) -> Member | None:
+    """The member with the fewest subscribed (existing) topics, ties: Java order of member id;
+    None when every member subscribes to the same existing topics."""
+    effective = [(m, m.topics & subscribed) for m in members]
+    if len({topics for _, topics in effective}) <= 1:
+        return None
+    fewest = min(len(topics) for _, topics in effective)
+    return min((m for m, t in effective if len(t) == fewest), key=lambda m: java_key(m.member_id))
+
+
+def _widened(members: tuple[Member, ...], subscribed: frozenset[str]) -> tuple[Member, ...]:
+    """The members after the narrowest one also subscribes to every topic of the group."""
+    who = _narrowest(members, subscribed)
+    assert who is not None  # checked by _not_applicable
+    changed = Member(
+        who.member_id,
+        who.topics | subscribed,
+        who.group_instance_id,
+        who.rack,
+        who.owned,
+        who.generation,
+        who.assignment_strategies,
+    )
+    return tuple(changed if m is who else m for m in members)
+
+
+def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> ScenarioCost:
+    cost = ScenarioCost("subscription_change")
+    steady = sim.steady
+    current = sim.current(steady)
+    members = _widened(current, subscribed)
+    state, step = sim.step(steady, members)
+    cost.record(step)
+    return cost.end(state)
+
+
+def _rolling_restart(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("rolling_restart")
+    state = sim.steady
+    by_id = {m.member_id: m for m in sim.steady.members}
+    # Static members come back within the session timeout: the coordinator hands them their
+    # assignment again without a rebalance (KIP-345), so they cost nothing here.
+    for member_id in java_sorted(m for m, member in by_id.items() if not member.is_static):
+        left_steady = state is sim.steady
+        state, step = sim.leave(state, member_id)
+        cost.record(step)
+        state, step = sim.rejoin(state, by_id[member_id], left_steady)
+        cost.record(step)
+    return cost.end(state)
+
+
+def _not_applicable(spec: GroupSpec, scenario: str, subscribed: frozenset[str]) -> str | None:
+    """Why `scenario` cannot run on this group, or None when it can."""
+    if not spec.members:
+        return "the group has no members"
+    if scenario == "member_leave" and len(spec.members) < 2:
+        return "a member leaving a group of one leaves nobody to rebalance"
+    if scenario == "partition_growth" and not subscribed:
+        return "no subscribed topic exists"
+    if scenario == "subscription_change" and _narrowest(spec.members, subscribed) is None:
+        return "every member subscribes to the same topics"
+    return None
+
+
+def _warning(group_id: str, reason: str, detail: str) -> Problem:
+    # Not tied to a strategy: every strategy of the group reports it alike (callers dedupe).
+    return Problem(group_id, None, None, WARNING, reason, detail)
+
+
+def run_scenarios(
+    spec: GroupSpec,
+    strategy: str,
+    assignor_factory: Callable[[], Assignor],
+    planned: Assignment,
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    cooperative: bool | None = None,
+    stateless: bool | None = None,
+) -> tuple[list[ScenarioCost], list[Problem]]:
+    """Each applicable scenario's cost (no size limit; see `scenario_costs` for the rows).
+
+    Scenarios the group cannot run get one SCENARIO_NOT_APPLICABLE warning naming them all;
+    an assignor that raises during a scenario gives a SCENARIO_FAILED warning and no cost.
+    """
+    scenarios = check_scenarios(scenarios)  # SCENARIOS order; an unknown name raises
+    subscribed = frozenset(spec.subscribed_topics())
+    skipped = [(s, why) for s in scenarios if (why := _not_applicable(spec, s, subscribed))]
+    problems: list[Problem] = []
+    if skipped:
+        listed = "; ".join(f"{s}: {why}" for s, why in skipped)
+        problems.append(
+            _warning(spec.group_id, Reason.SCENARIO_NOT_APPLICABLE, f"no what-if row for {listed}")
+        )
+    runnable = [s for s in scenarios if s not in dict(skipped)]
+    if not runnable:
+        return [], problems
+    sim = _Simulator(
+        spec,
+        assignor_factory(),
+        planned,
+        cooperative=strategy in COOPERATIVE if cooperative is None else cooperative,
+        stateless=strategy in STATELESS if stateless is None else stateless,
+        lags=lags,
+    )
+    runners: dict[str, Callable[[], ScenarioCost]] = {
+        "member_leave": lambda: _member_leave(sim),
+        "member_join": lambda: _member_join(sim),
+        "partition_growth": lambda: _partition_growth(sim, sorted(subscribed)),
+        "subscription_change": lambda: _subscription_change(sim, subscribed),
+        "rolling_restart": lambda: _rolling_restart(sim),
+    }
+    costs: list[ScenarioCost] = []
+    for scenario in runnable:
+        try:
+            costs.append(runners[scenario]())
+        except Exception as exc:  # a plugin may raise anything; it must not take the job down
+            detail = f"strategy {strategy!r}, scenario {scenario}: {type(exc).__name__}: {exc}"
+            problems.append(
+                Problem(spec.group_id, None, None, WARNING, Reason.SCENARIO_FAILED, detail)
+            )
+    return costs, problems
+
+
+def _best_max_memo(best_max: BestMax) -> BestMax:
+    """Memoise the bound by what it depends on: subscriptions and partition counts."""
+    memo: dict[tuple[object, ...], int] = {}
+
+    def cached(spec: GroupSpec) -> int:
+        key = (
+            tuple(m.topics for m in spec.members),
+            tuple((t, spec.partition_count(t)) for t in spec.subscribed_topics()),
+        )
+        if key not in memo:
+            memo[key] = best_max(spec)
+        return memo[key]
+
+    return cached
+
+
+class _Figures(NamedTuple):
+    """A scenario's row without its names: what the memo keeps."""
+
+    scenario: str
+    rebalances: int
+    rounds: int
+    moved: int
+    paused: int
+    lag_moved: int
+    max_after: int
+    spread_after: int
+
+
+def _figures(cost: ScenarioCost) -> _Figures:
+    sizes = [len(cost.assignment.get(m.member_id, ())) for m in cost.members]
+    hi = max(sizes, default=0)
+    return _Figures(
+        cost.scenario,
+        cost.rebalances,
+        cost.rounds,
+        cost.moved,
+        cost.paused,
+        cost.lag_moved,
+        hi,
+        hi - min(sizes, default=0),
+    )
+
+
+def _after_group(spec: GroupSpec, planned: Assignment, scenario: str) -> GroupSpec:
+    """The group as `scenario`'s trigger leaves it (members and topics; ownership aside)."""
+    members, topics = spec.members, spec.topics
+    if scenario == "member_leave":
+        leaver = _biggest(members, planned)
+        members = tuple(m for m in members if m.member_id != leaver)
+    elif scenario == "member_join":
+        members = (*members, _joiner(members))
+    elif scenario == "partition_growth":
+        topics = _grown_topics(topics, spec.subscribed_topics())
+    elif scenario == "subscription_change":
+        members = _widened(members, frozenset(spec.subscribed_topics()))
+    return GroupSpec(spec.group_id, members, topics)
+
+
+# ------------------------------------------------------------------------------- the memo
+#
+# Rows hold only counts, and the built-in assignors see names only through their Java order
+# (member ids, group.instance.ids, topic and rack names; the docstrings of each assignor say
+# so). Two groups equal up to an order-preserving renaming therefore cost the same, and a
+# real estate repeats shapes a lot (4 consumers of the same topics), so the figures of one
+# are kept for the next. Plugins are never memoised: they may look at names.
+
+RENAME_INVARIANT: Final = frozenset(
+    {"range", "roundrobin", "sticky", "cooperative-sticky", "uniform"}
+)
+"""Strategies whose scenario figures depend on names only through their Java order."""
+
+MEMO_SIZE: Final = 8192
+MEMO_MAX_PARTITIONS: Final = 1024
+"""Groups with more planned partitions are not memoised (their key costs as much as a rerun,
+and large groups rarely repeat)."""
+
+_MEMO: OrderedDict[tuple[object, ...], tuple[list[_Figures], list[tuple[str, str]]]] = OrderedDict()
+
+
+def _ranks(names: Iterable[str]) -> dict[str, int]:
+    return {name: i for i, name in enumerate(java_sorted(set(names)))}
+
+
+@dataclass(frozen=True, slots=True)
+class _Shape:
+    """What a memo key takes from the group itself (the same for each of its strategies)."""
+
+    members: tuple[tuple[str, tuple[object, ...]], ...]  # (member id, its ranks), id order
+    topics: dict[str, int]  # topic name -> rank
+    fixed: tuple[object, ...]  # topic metadata and lags, in ranks
+
+
+# The group of the previous call: the caller asks for every strategy of a group in turn.
+_LAST_SHAPE: list[tuple[GroupSpec, Mapping[TopicPartition, int] | None, _Shape]] = []
+
+
+def _shape(spec: GroupSpec, lags: Mapping[TopicPartition, int] | None) -> _Shape:
+    if _LAST_SHAPE and _LAST_SHAPE[0][0] is spec and _LAST_SHAPE[0][1] is lags:
+        return _LAST_SHAPE[0][2]
+    members = spec.members
+    ids = _ranks(m.member_id for m in members)
+    instances = _ranks(m.group_instance_id for m in members if m.group_instance_id is not None)
+    topics = _ranks(t for m in members for t in m.topics)
+    # KIP-881: without a client.rack no assignor is rack-aware, so racks only count with one.
+    with_racks = any(m.rack is not None for m in members)
+    racks = _ranks(_rack_names(spec, topics)) if with_racks else {}
+    # Sorted by member id order: every built-in assignor orders members itself (input order
+    # only decides the order of the output dict, never who gets what).
+    ranked = sorted(
+        (
+            (
+                ids[m.member_id],
+                -1 if m.group_instance_id is None else instances[m.group_instance_id],
+                racks.get(m.rack, -1) if m.rack is not None else -1,
+                tuple(sorted(topics[t] for t in m.topics)),
+            ),
+            m.member_id,
+        )
+        for m in members
+    )
+    metadata = tuple(
+        (rank, spec.partition_count(t), _rack_key(spec, t, racks) if with_racks else ())
+        for t, rank in topics.items()
+    )
+    lag_key = None
+    if lags is not None:
+        lag_key = tuple(sorted((topics[t], p, lag) for (t, p), lag in lags.items() if t in topics))
+    shape = _Shape(tuple((mid, desc) for desc, mid in ranked), topics, (metadata, lag_key))
+    _LAST_SHAPE[:] = [(spec, lags, shape)]
+    return shape
+
+
+def _memo_key(
+    spec: GroupSpec,
+    strategy: str,
+    planned: Assignment,
+    scenarios: tuple[str, ...],
+    lags: Mapping[TopicPartition, int] | None,
+    cooperative: bool,
+) -> tuple[object, ...] | None:
+    """The group's shape up to an order-preserving renaming; None when not memoisable."""
+    if strategy not in RENAME_INVARIANT or sum(map(len, planned.values())) > MEMO_MAX_PARTITIONS:
+        return None
+    shape = _shape(spec, lags)
+    topics = shape.topics
+    plan = tuple(
+        (desc, tuple([(topics[t], p) for t, p in planned.get(mid, ())]))
+        for mid, desc in shape.members
+    )
+    return (strategy, cooperative, scenarios, shape.fixed, plan)
+
+
+def _rack_names(spec: GroupSpec, topics: Iterable[str]) -> list[str]:
+    names = [m.rack for m in spec.members if m.rack is not None]
+    for t in topics:
+        meta = spec.topics.get(t)
+        if meta is not None:
+            names.extend(r for racks in meta.replica_racks for r in racks)
+    return names
+
+
+def _rack_key(spec: GroupSpec, topic: str, racks: Mapping[str, int]) -> tuple[object, ...]:
+    meta = spec.topics.get(topic)
+    if meta is None:
+        return ()
+    return tuple(tuple(sorted(racks[r] for r in rs)) for rs in meta.replica_racks)
+
+
+def _remember(key: tuple[object, ...], value: tuple[list[_Figures], list[tuple[str, str]]]) -> None:
+    if len(_MEMO) >= MEMO_SIZE:
+        _MEMO.popitem(last=False)  # the least recently used shape
+    _MEMO[key] = value
+
+
+def clear_memo() -> None:
+    """Forget every memoised group shape (tests; the memo is exact, never stale)."""
+    _MEMO.clear()
+    _LAST_SHAPE.clear()
+
+
+def _row(
+    group_id: str,
+    strategy: str,
+    fig: _Figures,
+    has_lags: bool,
+    gap: int | None,
+) -> CostRow:
+    return {
+        "group_id": group_id,
+        "strategy": strategy,
+        "scenario": fig.scenario,
+        "rebalances": fig.rebalances,
+        "rounds": fig.rounds,
+        "moved_partition_count": fig.moved,
+        "paused_partition_count": fig.paused,
+        "lag_moved": fig.lag_moved if has_lags else None,
+        "max_partitions_per_member_after": fig.max_after,
+        "partition_spread_after": fig.spread_after,
+        "balance_gap_after": gap,
+    }
+
+
+def scenario_costs(
+    spec: GroupSpec,
+    strategy: str,
+    assignor_factory: Callable[[], Assignor],
+    planned: Assignment,
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    max_members: int = DEFAULT_MAX_MEMBERS,
+    cooperative: bool | None = None,
+    best_max: BestMax | None = None,
+    memo: bool = True,
+) -> tuple[list[CostRow], list[Problem]]:
+    """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
+
+    `planned` is the strategy's plan of `spec` (the steady state); `assignor_factory` builds
+    the strategy's assignor (fresh per call, as the planner does). `scenarios` are checked
+    (`check_scenarios`: an unknown name raises ValueError). `lags` (partition -> lag,
+    unknown ones absent) fills `lag_moved`. `cooperative` defaults to membership of
+    COOPERATIVE. `best_max(spec)` is the exact bound behind `balance_gap_after` (null
+    without it); it is called on the group as each trigger leaves it. A group with more
+    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows. `memo`: reuse
+    the figures of a group of the same shape (exact; only for RENAME_INVARIANT strategies
+    whose `assignor_factory` is the registry's, `registry.resolve(strategy)[1]`).
+    """
+    if len(spec.members) > max_members:
+        detail = (
+            f"what-if rebalances skipped: {len(spec.members)} members is more than"
+            f" scenario_max_members ({max_members})"
+        )
+        return [], [_warning(spec.group_id, Reason.SCENARIO_SKIPPED, detail)]
+    wanted = check_scenarios(scenarios)
+    coop = strategy in COOPERATIVE if cooperative is None else cooperative
+    # Only the built-in assignor itself (a plugin could be registered under a built-in name).
+    builtin = strategy in RENAME_INVARIANT and resolve(strategy)[1] is assignor_factory
+    key = _memo_key(spec, strategy, planned, wanted, lags, coop) if memo and builtin else None
+    hit = None
+    if key is not None and (hit := _MEMO.get(key)) is not None:
+        _MEMO.move_to_end(key)
+        figs = hit[0]
+        problems = [_warning(spec.group_id, reason, detail) for reason, detail in hit[1]]
+    else:
+        costs, problems = run_scenarios(
+            spec, strategy, assignor_factory, planned, scenarios=wanted, lags=lags, cooperative=coop
+        )
+        figs = [_figures(c) for c in costs]
+        if key is not None and all(p.reason != Reason.SCENARIO_FAILED for p in problems):
+            _remember(key, (figs, [(p.reason, p.detail) for p in problems]))
+    bound = _best_max_memo(best_max) if best_max is not None else None
+    rows = [
+        _row(
+            spec.group_id,
+            strategy,
+            fig,
+            lags is not None,
+            None
+            if bound is None
+            else fig.max_after - bound(_after_group(spec, planned, fig.scenario)),
+        )
+        for fig in figs
+    ]
+    return rows, problems
+
+
+def group_scenario_costs(
+    spec: GroupSpec,
+    plans: Sequence[tuple[str, Callable[[], Assignor], Assignment]],
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    max_members: int = DEFAULT_MAX_MEMBERS,
+    best_max: BestMax | None = None,
+) -> tuple[list[CostRow], list[Problem]]:
+    """`scenario_costs` for every (strategy, assignor factory, plan) of one group.
+
+    Group-level warnings (SCENARIO_SKIPPED, SCENARIO_NOT_APPLICABLE) are reported once per
+    group, not once per strategy; the bound `best_max` is computed once per distinct group.
+    Pass real strategies only (the `elected` pseudo-strategy would repeat one of them).
+    """
+    bound = _best_max_memo(best_max) if best_max is not None else None
+    rows: list[CostRow] = []
+    problems: list[Problem] = []
+    for strategy, factory, planned in plans:
+        more, found = scenario_costs(
+            spec,
+            strategy,
+            factory,
+            planned,
+            scenarios=scenarios,
+            lags=lags,
+            max_members=max_members,
+            best_max=bound,
+        )
+        rows.extend(more)
+        problems.extend(found)
+    return rows, list(dict.fromkeys(problems))
