@@ -13,9 +13,9 @@ P||Cmax), so this is a deterministic heuristic that reports its gap to
    heaviest partition first to the least-loaded eligible member, ties by fewest partitions,
    then rack match, then previous owner, then member id in Java order); plain LPT (ties by
    count and member id only, so the result is never worse than LPT); and two "targeted"
-   greedy passes that, under the best max found so far, prefer a rack-matching member or the
-   previous owner. Zero-load partitions go to the eligible member with the fewest partitions,
-   so they never pile up on one member.
+   greedy passes that, under the best max found so far, prefer a rack-matching member, or
+   the previous owner (placing previously owned partitions first). Zero-load partitions go
+   to the eligible member with the fewest partitions, so they never pile up on one member.
 2. Local improvement: while a heaviest member can hand a partition to, or swap one with, an
    eligible member so that both end below the current max, do the best such move. Every move
    strictly lowers the sum of squared loads, so this ends.
@@ -117,9 +117,14 @@ def _instance(
 Chooser = Callable[[_Instance, _State, int], int]
 
 
-def _greedy(inst: _Instance, choose: Chooser) -> _State:
+def _greedy(inst: _Instance, choose: Chooser, owned_first: bool = False) -> _State:
+    """Place the partitions in LPT order (owned_first: those with a previous owner first, so
+    unowned partitions do not take the room their owners need to keep theirs)."""
     st = _State.empty(inst)
-    for i in range(len(inst.tps)):
+    order = list(range(len(inst.tps)))
+    if owned_first:
+        order.sort(key=lambda i: inst.prev[i] < 0)  # stable: LPT order within
+    for i in order:
         st.put(inst, i, choose(inst, st, i))
     return st
 
@@ -322,7 +327,7 @@ def assign_by_load(
         _improve_max(inst, st)
     cap = min(max(st.mload, default=0) for st in candidates)
     for sticky_first in (False, True):
-        st = _greedy(inst, _targeted(cap, sticky_first))
+        st = _greedy(inst, _targeted(cap, sticky_first), owned_first=sticky_first)
         _improve_max(inst, st)
         candidates.append(st)
     best = min(candidates, key=lambda st: _score(inst, st))
