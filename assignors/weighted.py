@@ -87,20 +87,22 @@ def _instance(
 ) -> _Instance:
     members = tuple(java_sorted(spec.member_ids))
     index = {m: i for i, m in enumerate(members)}
-    racks = {m.member_id: m.rack for m in spec.members}
+    racks = {index[m.member_id]: m.rack for m in spec.members if m.rack}
+    rank = {t: r for r, t in enumerate(spec.subscribed_topics())}  # Java order of topics
+    no_racks: frozenset[int] = frozenset()
     rows = []
     for topic, subs in spec.subscribers().items():
         eligible = tuple(sorted(index[m.member_id] for m in subs))
-        replica_racks = spec.topics[topic].replica_racks
+        replica_racks = spec.topics[topic].replica_racks if racks else ()
         for p in range(spec.partition_count(topic)):
             load = loads.get((topic, p), 0)
-            prs = replica_racks[p] if p < len(replica_racks) else frozenset()
-            bad = frozenset(
-                i for i in eligible if prs and (r := racks[members[i]]) and r not in prs
-            )
-            owner = index.get(previous.get((topic, p), ""), -1)
-            prev = owner if owner in eligible else -1
-            rows.append(((-load, java_key(topic), p), (topic, p), load, eligible, bad, prev))
+            bad = no_racks
+            if p < len(replica_racks) and (prs := replica_racks[p]):
+                bad = frozenset(i for i in eligible if i in racks and racks[i] not in prs)
+            prev = index.get(previous.get((topic, p), ""), -1) if previous else -1
+            if prev >= 0 and prev not in eligible:
+                prev = -1
+            rows.append(((-load, rank[topic], p), (topic, p), load, eligible, bad, prev))
     rows.sort(key=lambda r: r[0])
     return _Instance(
         members,
@@ -110,6 +112,13 @@ def _instance(
         tuple(r[4] for r in rows),
         tuple(r[5] for r in rows),
     )
+
+
+def _easy_bound(inst: _Instance) -> int:
+    """max(heaviest partition, ceil(total / members that can take any)): a cheap lower bound
+    (the class-graph bound with every class at once); reaching it proves the max optimal."""
+    able = len({m for eligible in inst.eligible for m in eligible})
+    return max(max(inst.load, default=0), -(-sum(inst.load) // able) if able else 0)
 
 
 # ---------------------------------------------------------------------------- constructions
@@ -161,8 +170,21 @@ def _targeted(cap: int, sticky_first: bool) -> Chooser:
 
 
 def _relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, int] | None:
-    """The best move or swap taking load off member h (at the max `top`) with both members
-    ending below `top`: (key, partition moved off h, partition moved onto h or -1)."""
+    """The best move taking load off member h (at the max `top`) with both members ending
+    below `top`, else the best such swap: (key, partition moved off h, partition moved onto
+    h or -1); the key's third entry is the other member."""
+    best: tuple[Key, int, int] | None = None
+    for i in st.parts[h]:
+        w = inst.load[i]
+        for m in inst.eligible[i]:
+            if m != h and w > 0 and st.mload[m] + w < top:
+                move: Key = (max(st.mload[m] + w, top - w), 0, m, i)
+                if best is None or move < best[0]:
+                    best = (move, i, -1)
+    return best if best is not None else _swap_relief(inst, st, h, top)
+
+
+def _swap_relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, int] | None:
     best: tuple[Key, int, int] | None = None
     for i in st.parts[h]:
         w = inst.load[i]
@@ -171,10 +193,6 @@ def _relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, in
         for m in inst.eligible[i]:
             if m == h:
                 continue
-            if st.mload[m] + w < top:
-                move: Key = (max(st.mload[m] + w, top - w), 0, m, i)
-                if best is None or move < best[0]:
-                    best = (move, i, -1)
             for j in st.parts[m]:
                 d = w - inst.load[j]
                 if d > 0 and st.mload[m] + d < top and h in inst.eligible[j]:
@@ -209,7 +227,9 @@ def _improve_max(inst: _Instance, st: _State) -> None:
 
 
 def _cost(inst: _Instance, i: int, m: int) -> tuple[int, int]:
-    return (m in inst.mismatch[i], m != inst.prev[i])
+    """(rack mismatch, moved away from its previous owner) of partition i on member m."""
+    prev = inst.prev[i]
+    return (m in inst.mismatch[i], prev >= 0 and m != prev)
 
 
 def _better_move(inst: _Instance, st: _State, i: int, top: int) -> int:
@@ -322,14 +342,21 @@ def assign_by_load(
     inst = _instance(spec, loads, previous_valid_owners)
     if not inst.members:
         return {}
-    candidates = [_greedy(inst, _lpt_preferring), _greedy(inst, _lpt_plain)]
-    for st in candidates:
-        _improve_max(inst, st)
-    cap = min(max(st.mload, default=0) for st in candidates)
-    for sticky_first in (False, True):
-        st = _greedy(inst, _targeted(cap, sticky_first), owned_first=sticky_first)
-        _improve_max(inst, st)
-        candidates.append(st)
+    first = _greedy(inst, _lpt_preferring)
+    _improve_max(inst, first)
+    candidates = [first]
+    if max(first.mload) > _easy_bound(inst):  # not proven optimal: try more constructions
+        plain = _greedy(inst, _lpt_plain)
+        _improve_max(inst, plain)
+        candidates.append(plain)
+    cap = min(max(st.mload) for st in candidates)
+    constrained = any(inst.mismatch) or any(p >= 0 for p in inst.prev)
+    if constrained:  # racks or stickiness to care about
+        for sticky_first in (False, True):
+            st = _greedy(inst, _targeted(cap, sticky_first), owned_first=sticky_first)
+            _improve_max(inst, st)
+            candidates.append(st)
     best = min(candidates, key=lambda st: _score(inst, st))
-    _polish(inst, best)
+    if constrained:
+        _polish(inst, best)
     return _to_assignment(spec, inst, best)

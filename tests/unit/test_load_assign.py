@@ -98,7 +98,7 @@ SEEDS = range(400)
 
 
 def test_heuristic_against_brute_force_bound_and_lpt() -> None:
-    optimal = 0
+    optimal = improved = 0
     for seed in SEEDS:
         rng = random.Random(seed)
         spec, loads = tiny_group(rng, racks=seed % 2 == 1)
@@ -108,10 +108,13 @@ def test_heuristic_against_brute_force_bound_and_lpt() -> None:
         best = brute_force_optimum(spec, loads)
         bound = weight_lower_bound(spec, loads)
         assert bound <= best <= got, seed  # the bound is proven; nothing beats the optimum
-        assert got <= plain_lpt_max(spec, loads), seed
+        lpt_max = plain_lpt_max(spec, loads)
+        assert got <= lpt_max, seed
+        improved += got < lpt_max
         assert load_gap(spec, result, loads) == got - bound >= 0
         optimal += got == best
     assert optimal >= 0.9 * len(SEEDS)
+    assert improved > 0  # the local search does something LPT alone does not
 
 
 def test_lpt_helper_is_textbook_lpt() -> None:
