@@ -182,8 +182,35 @@ def partition_lags(
     [('COMMITTED_PAST_LOG_END', 't')]
     """
     found = _Findings(group_id)
-    seen: dict[TopicPartition, set[tuple[int | None, int | None]]] = {}
-    rows_of: dict[TopicPartition, int] = defaultdict(int)
+    offsets, repeated = _collect(rows, partitions_of_group, found)
+    lags: dict[TopicPartition, int | None] = {
+        (t, p): None
+        for t in java_sorted(partitions_of_group)
+        for p in range(partitions_of_group[t])
+    }
+    for tp, value in offsets.items():
+        again = repeated.get(tp)
+        if again is not None:
+            if len(again) > 1:
+                found.add(Reason.CONFLICTING_OFFSETS, *tp)
+                continue
+            found.add(Reason.DUPLICATE_OFFSETS, *tp)
+        lag, reason = _lag_of(*value)
+        lags[tp] = lag
+        if reason is not None:
+            found.add(reason, *tp)
+    return lags, found.problems()
+
+
+_Offsets = tuple[int | None, int | None]
+
+
+def _collect(
+    rows: Iterable[OffsetRow], partitions_of_group: Mapping[str, int], found: _Findings
+) -> tuple[dict[TopicPartition, _Offsets], dict[TopicPartition, set[_Offsets]]]:
+    """The offsets of each known partition, and the distinct values of repeated ones."""
+    offsets: dict[TopicPartition, _Offsets] = {}
+    repeated: dict[TopicPartition, set[_Offsets]] = {}
     for row in rows:
         topic, p = row.topic, row.partition
         if topic is None or p is None:
@@ -192,25 +219,13 @@ def partition_lags(
             found.add(Reason.OFFSETS_UNKNOWN_TOPIC, topic, p)
         elif not 0 <= p < partitions_of_group[topic]:
             found.add(Reason.OFFSETS_UNKNOWN_PARTITION, topic, p)
+        elif (topic, p) in offsets:
+            repeated.setdefault((topic, p), {offsets[(topic, p)]}).add(
+                (row.committed_offset, row.log_end_offset)
+            )
         else:
-            seen.setdefault((topic, p), set()).add((row.committed_offset, row.log_end_offset))
-            rows_of[(topic, p)] += 1
-    lags: dict[TopicPartition, int | None] = {
-        (t, p): None
-        for t in java_sorted(partitions_of_group)
-        for p in range(partitions_of_group[t])
-    }
-    for tp, values in seen.items():
-        if len(values) > 1:
-            found.add(Reason.CONFLICTING_OFFSETS, *tp)
-            continue
-        if rows_of[tp] > 1:
-            found.add(Reason.DUPLICATE_OFFSETS, *tp)
-        lag, reason = _lag_of(*next(iter(values)))
-        lags[tp] = lag
-        if reason is not None:
-            found.add(reason, *tp)
-    return lags, found.problems()
+            offsets[(topic, p)] = (row.committed_offset, row.log_end_offset)
+    return offsets, repeated
 
 
 def offsets_unknown_group_problem(group_id: str | None, rows: int) -> Problem:
@@ -373,15 +388,11 @@ def _lag_metrics(
     lags: Lags,
     previous: Mapping[TopicPartition, str] | None,
 ) -> LoadMetrics:
-    known: list[int] = []
-    unknown = 0
-    for t in spec.subscribed_topics():
-        for p in range(spec.partition_count(t)):
-            lag = lags.get((t, p))
-            if lag is None:
-                unknown += 1
-            else:
-                known.append(lag)
+    values = [
+        lags.get((t, p)) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))
+    ]
+    known = [v for v in values if v is not None]
+    unknown = len(values) - len(known)
     out: LoadMetrics = {"unknown_lag_partition_count": unknown}
     if not known:
         return out
