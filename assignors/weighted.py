@@ -172,15 +172,27 @@ def _targeted(cap: int, sticky_first: bool) -> Chooser:
 def _relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, int] | None:
     """The best move taking load off member h (at the max `top`) with both members ending
     below `top`, else the best such swap: (key, partition moved off h, partition moved onto
-    h or -1); the key's third entry is the other member."""
+    h or -1); the key's third entry is the other member.
+
+    A move's best target is the least-loaded other eligible member, the same for every
+    partition of a topic class: found once per class.
+    """
     best: tuple[Key, int, int] | None = None
+    least: dict[tuple[int, ...], int] = {}
+    load = st.mload
     for i in st.parts[h]:
         w = inst.load[i]
-        for m in inst.eligible[i]:
-            if m != h and w > 0 and st.mload[m] + w < top:
-                move: Key = (max(st.mload[m] + w, top - w), 0, m, i)
-                if best is None or move < best[0]:
-                    best = (move, i, -1)
+        if w == 0:
+            continue
+        eligible = inst.eligible[i]
+        m = least.get(eligible)
+        if m is None:
+            m = min((x for x in eligible if x != h), key=lambda x: (load[x], x), default=-1)
+            least[eligible] = m
+        if m >= 0 and load[m] + w < top:
+            move: Key = (max(load[m] + w, top - w), 0, m, i)
+            if best is None or move < best[0]:
+                best = (move, i, -1)
     return best if best is not None else _swap_relief(inst, st, h, top)
 
 
