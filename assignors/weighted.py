@@ -32,6 +32,7 @@ gap is 0 and the result provably optimal.
 
 from __future__ import annotations
 
+from bisect import bisect_left
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
@@ -197,20 +198,32 @@ def _relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, in
 
 
 def _swap_relief(inst: _Instance, st: _State, h: int, top: int) -> tuple[Key, int, int] | None:
+    """The best swap of a partition i of h with a lighter partition j of another member m.
+
+    With room = top - load(m), the swap is useful when d = load(i) - load(j) is in
+    (0, room), and best when d is nearest room / 2 (the new peak max(load(m) + d, top - d)
+    falls, then rises, as d grows): a binary search among m's partitions sorted by load
+    finds the two candidates around it.
+    """
     best: tuple[Key, int, int] | None = None
+    takers: dict[int, tuple[list[int], list[int]]] = {}  # m -> sorted loads, partitions
     for i in st.parts[h]:
         w = inst.load[i]
-        if w == 0:
-            continue
-        for m in inst.eligible[i]:
-            if m == h:
+        for m in inst.eligible[i] if w > 0 else ():
+            room = top - st.mload[m]
+            if m == h or room <= 1:
                 continue
-            for j in st.parts[m]:
-                d = w - inst.load[j]
-                if d > 0 and st.mload[m] + d < top and h in inst.eligible[j]:
-                    swap: Key = (max(st.mload[m] + d, top - d), 1, m, i, j)
+            if m not in takers:
+                pairs = sorted((inst.load[j], j) for j in st.parts[m] if h in inst.eligible[j])
+                takers[m] = ([x for x, _ in pairs], [j for _, j in pairs])
+            loads, parts = takers[m]
+            k = bisect_left(loads, w - room // 2)
+            for idx in (k - 1, k):
+                d = w - loads[idx] if 0 <= idx < len(loads) else 0
+                if 0 < d < room:
+                    swap: Key = (max(st.mload[m] + d, top - d), 1, m, i, parts[idx])
                     if best is None or swap < best[0]:
-                        best = (swap, i, j)
+                        best = (swap, i, parts[idx])
     return best
 
 
