@@ -331,6 +331,32 @@ def weight_loads(
     }
 
 
+def balance_loads(
+    spec: GroupSpec,
+    balance_by: str,
+    lags: Lags | None,
+    weights: Mapping[TopicPartition, int] | None,
+) -> dict[TopicPartition, int]:
+    """The integer loads `balanced` minimises for `balance_by = "weight"` or `"lag"`.
+
+    Every partition of the group gets a load: its weight units (1.0 without weights), or its
+    lag (0 when unknown or without offsets, so the partition count decides among them).
+
+    >>> from assignors.model import Member, TopicMetadata
+    >>> spec = GroupSpec("g", (Member("a", frozenset({"t"})),), {"t": TopicMetadata("t", 2)})
+    >>> balance_loads(spec, "lag", {("t", 0): 7}, None)
+    {('t', 0): 7, ('t', 1): 0}
+    >>> balance_loads(spec, "weight", None, {("t", 1): 0})
+    {('t', 0): 1000000, ('t', 1): 0}
+    """
+    if balance_by == "weight":
+        return weight_loads(spec, weights or {})
+    if balance_by == "lag":
+        known = lags or {}
+        return {tp: known.get(tp) or 0 for tp in weight_loads(spec, {})}
+    raise ValueError(f"balance_by must be 'weight' or 'lag' here, not {balance_by!r}")
+
+
 # --------------------------------------------------------------------------------- metrics
 
 

@@ -11,12 +11,14 @@ from fractions import Fraction
 import pytest
 
 from assignors.load import (
+    _ENUMERATE_UP_TO,
     LOAD_METRIC_COLUMNS,
     UNIT,
     WEIGHT_SCALE,
     ClassGraph,
     FlowNetwork,
     OffsetRow,
+    balance_loads,
     class_graph,
     fractional_bound_enumerated,
     fractional_bound_flow,
@@ -404,3 +406,30 @@ def test_max_flow_equals_the_min_cut_by_enumeration(seed: int) -> None:
     side = net.reachable(0)
     assert n - 1 not in side
     assert sum(cap for u, v, cap in edges if u in side and v not in side) == flow
+
+
+def test_bound_with_many_topic_classes_uses_the_flow_and_agrees() -> None:
+    # 8 topics, each with its own non-empty set of subscribers among 4 members (bitmask k+1)
+    rng = random.Random(3)
+    members = {f"m{i}": [f"t{k}" for k in range(8) if (k + 1) >> i & 1] for i in range(4)}
+    spec = group({f"t{k}": 2 for k in range(8)}, members)
+    graph = class_graph(spec, {})
+    assert len(graph.topic_loads) > _ENUMERATE_UP_TO
+    for _ in range(20):
+        loads = {tp: rng.choice([0, 1, 7, 10**6]) for tp in weight_loads(spec, {})}
+        graph = class_graph(spec, loads)
+        heaviest = max(loads.values())
+        assert weight_lower_bound(spec, loads) == max(heaviest, fractional_bound_enumerated(graph))
+
+
+def test_balance_loads() -> None:
+    spec = group({"t": 2, "u": 1}, {"a": ["t"], "b": ["u"]})
+    assert balance_loads(spec, "lag", None, None) == {("t", 0): 0, ("t", 1): 0, ("u", 0): 0}
+    assert balance_loads(spec, "lag", {("t", 1): 4, ("u", 0): None}, None) == {
+        ("t", 0): 0,
+        ("t", 1): 4,
+        ("u", 0): 0,
+    }
+    assert balance_loads(spec, "weight", None, None) == dict.fromkeys(weight_loads(spec, {}), UNIT)
+    with pytest.raises(ValueError, match="count"):
+        balance_loads(spec, "count", None, None)

@@ -7,7 +7,13 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from assignors.load import load_gap, max_member_load, weight_lower_bound
+from assignors.load import (
+    class_graph,
+    fractional_bound_flow,
+    load_gap,
+    max_member_load,
+    weight_lower_bound,
+)
 from assignors.metrics import is_valid
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.weighted import assign_by_load, lpt
@@ -108,6 +114,7 @@ def test_heuristic_against_brute_force_bound_and_lpt() -> None:
         best = brute_force_optimum(spec, loads)
         bound = weight_lower_bound(spec, loads)
         assert bound <= best <= got, seed  # the bound is proven; nothing beats the optimum
+        assert fractional_bound_flow(class_graph(spec, loads)) <= best, seed
         lpt_max = plain_lpt_max(spec, loads)
         assert got <= lpt_max, seed
         improved += got < lpt_max
