@@ -77,11 +77,6 @@ class _State:
         self.count[m] += 1
         self.parts[m].add(i)
 
-    def copy(self) -> _State:
-        return _State(
-            list(self.owner), list(self.mload), list(self.count), [set(p) for p in self.parts]
-        )
-
 
 def _instance(
     spec: GroupSpec, loads: Mapping[TopicPartition, int], previous: Mapping[TopicPartition, str]
@@ -100,8 +95,9 @@ def _instance(
             bad = no_racks
             if p < len(replica_racks) and (prs := replica_racks[p]):
                 bad = frozenset(i for i in eligible if i in racks and racks[i] not in prs)
-            prev = index.get(previous.get((topic, p), ""), -1) if previous else -1
-            if prev >= 0 and prev not in eligible:
+            owner = previous.get((topic, p)) if previous else None
+            prev = index.get(owner, -1) if owner is not None else -1
+            if prev not in eligible:
                 prev = -1
             rows.append(((-load, rank[topic], p), (topic, p), load, eligible, bad, prev))
     rows.sort(key=lambda r: r[0])

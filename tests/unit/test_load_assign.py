@@ -273,3 +273,18 @@ def test_members_without_partitions_are_in_the_result() -> None:
     )
     assert assign_by_load(spec, {}, {}) == {"a": [("t", 0), ("t", 1)], "idle": []}
     assert assign_by_load(GroupSpec("g", ()), {}, {}) == {}
+
+
+def test_previous_owners_that_cannot_keep_a_partition_are_ignored() -> None:
+    spec = GroupSpec(
+        "g",
+        (Member("", frozenset({"t"})), Member("a", frozenset({"t"})), Member("c", frozenset())),
+        {"t": TopicMetadata("t", 3)},
+    )
+    loads = {("t", 0): 4, ("t", 1): 2, ("t", 2): 2}
+    expected = assign_by_load(spec, loads, {})
+    assert assign_by_load(spec, loads, dict.fromkeys(loads, "ghost")) == expected
+    assert assign_by_load(spec, loads, dict.fromkeys(loads, "c")) == expected
+    # the empty member id is a real member: it keeps what fits
+    kept = assign_by_load(spec, loads, {("t", 1): "", ("t", 2): ""})
+    assert kept[""] == [("t", 1), ("t", 2)]
