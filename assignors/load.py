@@ -463,8 +463,9 @@ def _weight_metrics(
 
 # ----------------------------------------------------------------------------- lower bound
 
-_ENUMERATE_UP_TO: Final = 6
-"""Topic classes up to which the fractional bound enumerates subsets (2^6 = 64 sets)."""
+_ENUMERATE_UP_TO: Final = 8
+"""Topic classes up to which the fractional bound enumerates subsets (2^8 = 256 sets): measured
+cheaper than the flow up to there (about 0.2 ms at 8 classes, 1.3 ms at 10, flow 0.5-0.9 ms)."""
 
 
 @dataclass(frozen=True, slots=True)

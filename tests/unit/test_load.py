@@ -409,10 +409,10 @@ def test_max_flow_equals_the_min_cut_by_enumeration(seed: int) -> None:
 
 
 def test_bound_with_many_topic_classes_uses_the_flow_and_agrees() -> None:
-    # 8 topics, each with its own non-empty set of subscribers among 4 members (bitmask k+1)
+    # 10 topics, each with its own non-empty set of subscribers among 4 members (bitmask k+1)
     rng = random.Random(3)
-    members = {f"m{i}": [f"t{k}" for k in range(8) if (k + 1) >> i & 1] for i in range(4)}
-    spec = group({f"t{k}": 2 for k in range(8)}, members)
+    members = {f"m{i}": [f"t{k}" for k in range(10) if (k + 1) >> i & 1] for i in range(4)}
+    spec = group({f"t{k}": 2 for k in range(10)}, members)
     graph = class_graph(spec, {})
     assert len(graph.topic_loads) > _ENUMERATE_UP_TO
     for _ in range(20):
