@@ -446,14 +446,17 @@ def _weight_metrics(
     weights: Mapping[TopicPartition, int],
     bound: int | None,
 ) -> LoadMetrics:
-    loads = weight_loads(spec, weights)
+    get = weights.get
+    total = sum(
+        get((t, p), UNIT) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))
+    )
     member_loads = [
-        sum(weights.get(tp, UNIT) for tp in assignment.get(m.member_id, ())) for m in spec.members
+        sum(get(tp, UNIT) for tp in assignment.get(m.member_id, ())) for m in spec.members
     ]
     if bound is None:
-        bound = weight_lower_bound(spec, loads)
+        bound = weight_lower_bound(spec, weight_loads(spec, weights))
     return {
-        "total_weight": sum(loads.values()) / WEIGHT_SCALE,
+        "total_weight": total / WEIGHT_SCALE,
         "max_member_weight": max(member_loads, default=0) / WEIGHT_SCALE,
         "min_member_weight": min(member_loads, default=0) / WEIGHT_SCALE,
         "weight_imbalance": _imbalance(member_loads) if member_loads else None,
