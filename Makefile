@@ -47,8 +47,15 @@ dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-file
 	@echo "dist/planner.zip"
 
 .PHONY: test
-test: $(STAMP) lint typecheck ## Install everything, then run linters and every test
+test: $(STAMP) chromium lint typecheck ## Install everything, then run linters and every test
 	$(PY) -m pytest
+
+.PHONY: chromium
+chromium: ## Headless Chromium for the report's rendering test (installed only as root with apt)
+	@command -v chromium >/dev/null \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+			&& apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium not installed (needs root with apt): the browser test will be skipped"
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Only the pure-Python tests (no JVM; seconds)

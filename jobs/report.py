@@ -498,7 +498,15 @@ def _cost_section(
     scenarios += sorted({k[1] for k in agg} - set(scenarios))
     order = [s for s in ctx["strategies"] if any(k[0] == s for k in agg)]
     order += sorted({k[0] for k in agg} - set(order))
-    ctx["costs"] = {"scenarios": scenarios, "strategies": order, "cells": agg}
+    groups = {s: max((agg[k]["groups"] for k in agg if k[0] == s), default=0) for s in order}
+    has_lag = any(v.get("lag_moved") is not None for v in agg.values())
+    ctx["costs"] = {
+        "scenarios": scenarios,
+        "strategies": order,
+        "cells": agg,
+        "groups": groups,
+        "has_lag": has_lag,
+    }
     panels = []
     for column, title in (
         ("paused_partition_count", "partitions paused (summed over groups)"),
@@ -589,7 +597,7 @@ def write_report(spark: SparkSession, output_dir: str, manifest: dict[str, Any] 
 def _local_session() -> SparkSession:
     os.environ.setdefault("SPARK_LOCAL_IP", "127.0.0.1")
     return (
-        SparkSession.builder.master("local[*]")
+        SparkSession.builder.master(os.environ.get("PLANNER_MASTER", "local[*]"))
         .appName("planner-report")
         .config("spark.driver.host", "127.0.0.1")
         .config("spark.driver.bindAddress", "127.0.0.1")

@@ -42,7 +42,7 @@ _STRIP = (
     re.compile(r"<metadata>.*?</metadata>\s*", re.S),
     # matplotlib's fixed element ids (figure_1, axes_1, patch_3...) repeat in every chart;
     # nothing refers to them (references use the salted hash ids), so they go.
-    re.compile(r'\s+id="[A-Za-z.]+_\d+"'),
+    re.compile(r'\s+id="[A-Za-z][A-Za-z0-9.]*_\d+"'),
 )
 _SIZE = re.compile(r'<svg([^>]*?)\s+width="[^"]*"\s+height="[^"]*"')
 
@@ -150,21 +150,23 @@ def heatmap_chart(
     for s in strategies:
         total = sum(counts[s]) or 1
         grid.append([c / total for c in counts[s]])
-    ax.imshow(grid, aspect="auto", cmap="Blues", vmin=0.0, vmax=1.0, interpolation="nearest")
+    # vector cells (pcolormesh), not a raster image: crisp in print and at any zoom
+    ax.pcolormesh(grid, cmap="Blues", vmin=0.0, vmax=1.0, edgecolors="#FFFFFF", linewidth=2)
+    ax.invert_yaxis()
     for i, s in enumerate(strategies):
         for j, c in enumerate(counts[s]):
             if c:
                 ax.text(
-                    j,
-                    i,
+                    j + 0.5,
+                    i + 0.5,
                     f"{c:,}",
                     ha="center",
                     va="center",
                     fontsize=9,
                     color="#FFFFFF" if grid[i][j] > 0.55 else INK,
                 )
-    ax.set_xticks(range(len(labels)), labels)
-    ax.set_yticks(range(len(strategies)), strategies)
+    ax.set_xticks([j + 0.5 for j in range(len(labels))], labels)
+    ax.set_yticks([i + 0.5 for i in range(len(strategies))], strategies)
     ax.set_xlabel(xlabel)
     ax.tick_params(length=0)
     for spine in ax.spines.values():
@@ -178,37 +180,35 @@ def grouped_bars(
     panels: Sequence[tuple[str, Sequence[str], dict[str, list[float | None]]]],
     strategies: Sequence[str],
 ) -> str:
-    """Side-by-side panels of horizontal grouped bars: categories x strategies.
+    """Side-by-side panels of vertical grouped bars: categories on x, one bar per strategy.
 
     panels: (title, categories, {strategy: value per category}); a None value is not drawn.
     """
     plt = _pyplot()
     colors = strategy_colors(strategies)
-    cats = max(len(p[1]) for p in panels)
-    height = max(2.2, 0.18 * cats * len(strategies) + 0.5 * cats + 1.2)
-    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH_IN, height), squeeze=False)
+    fig, axes = plt.subplots(1, len(panels), figsize=(WIDTH_IN, 3.6), squeeze=False)
     step = 0.8 / max(1, len(strategies))
     for ax, (title, categories, values) in zip(axes[0], panels, strict=True):
         for k, s in enumerate(strategies):
-            ys, xs = [], []
+            xs, ys = [], []
             for i, _ in enumerate(categories):
                 v = values.get(s, [None] * len(categories))[i]
                 if v is not None:
-                    ys.append(i - 0.4 + step * (k + 0.5))
-                    xs.append(v)
-            ax.barh(ys, xs, height=step * 0.9, color=colors[s], label=s)
-        ax.set_yticks(range(len(categories)), categories)
-        ax.invert_yaxis()
+                    xs.append(i - 0.4 + step * (k + 0.5))
+                    ys.append(v)
+            ax.bar(xs, ys, width=step * 0.9, color=colors[s], label=s)
+        # "subscription_change" -> two lines: the labels never overlap at this width
+        ax.set_xticks(range(len(categories)), [c.replace("_", "\n") for c in categories])
         ax.set_title(title)
-        ax.grid(axis="x", color=GRID, linewidth=0.8)
+        ax.grid(axis="y", color=GRID, linewidth=0.8)
         ax.set_axisbelow(True)
-        ax.tick_params(axis="y", length=0)
-        ax.xaxis.set_major_formatter(_thousands())
+        ax.tick_params(axis="x", length=0, colors=INK)
+        ax.yaxis.set_major_formatter(_thousands())
     handles, names = axes[0][0].get_legend_handles_labels()
     fig.legend(
-        handles, names, loc="lower center", ncols=min(len(names), 7), fontsize=9, handlelength=1
+        handles, names, loc="lower center", ncols=min(len(names), 8), fontsize=9, handlelength=1
     )
-    fig.tight_layout(rect=(0, 0.1 if len(strategies) else 0, 1, 1))
+    fig.tight_layout(rect=(0, 0.08, 1, 1))
     return to_svg(fig, name)
 
 

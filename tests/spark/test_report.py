@@ -300,7 +300,7 @@ def test_full_contract_every_section_and_strategy(pages: dict[str, str]) -> None
     for s in STRATEGIES:
         assert f">{s}</span>" in _section(page, "costs"), s
     for sc in SCENARIOS:
-        assert f"<td>{sc}</td>" in _section(page, "costs"), sc
+        assert f">{sc}</th>" in _section(page, "costs"), sc
     # charts of every section with data
     for name in ("gap", "max", "load", "costs", "elected"):
         assert "<svg" in _section(page, name), name
