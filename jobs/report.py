@@ -113,7 +113,9 @@ def absent_column(table: str, column: str) -> str:
 def _bin_index(col: str, bins: Sequence[tuple[int, int | None, str]]) -> Column:
     expr = F.lit(len(bins) - 1)
     for i in reversed(range(len(bins) - 1)):
-        expr = F.when(F.col(col) <= bins[i][1], F.lit(i)).otherwise(expr)
+        high = bins[i][1]
+        assert high is not None  # only the last bin is open-ended
+        expr = F.when(F.col(col) <= high, F.lit(i)).otherwise(expr)
     return expr
 
 
@@ -288,14 +290,18 @@ def worst_groups(
 ) -> tuple[list[dict[str, Any]], str]:
     """The WORST_GROUPS groups furthest from their best balance under their current strategy."""
     rows, basis = _current_rows(metrics, elections)
-    order = []
+    order: list[Column] = []
     if has(rows, "balance_gap"):
         order.append(F.col("balance_gap").desc_nulls_last())
     else:
         order.append(F.col("partition_spread").desc_nulls_last())
     if has(rows, "lag_imbalance"):
         order.append(F.col("lag_imbalance").desc_nulls_last())
-    order += [F.col("max_partitions_per_member").desc_nulls_last(), "group_id", "strategy"]
+    order += [
+        F.col("max_partitions_per_member").desc_nulls_last(),
+        F.col("group_id"),
+        F.col("strategy"),
+    ]
     wanted = [
         "group_id",
         "strategy",
@@ -454,7 +460,10 @@ def _balance_section(
     gap = distribution(metrics, gap_col, GAP_BINS)
     with_rows = [s for s in order if s in gap]
     if with_rows:
-        ctx["charts"]["gap"] = charts.gap_chart(with_rows, gap, [b[2] for b in GAP_BINS])
+        labels = [b[2] for b in GAP_BINS]
+        if not ctx["has_gap"]:
+            labels[0] = "0"  # a spread of 0 is not "best possible" (the gap's verdict) per se
+        ctx["charts"]["gap"] = charts.gap_chart(with_rows, gap, labels)
     most = distribution(metrics, "max_partitions_per_member", MAX_BINS)
     with_rows = [s for s in order if s in most]
     if with_rows:
@@ -478,9 +487,11 @@ def _balance_section(
             "No group has lag or weight figures: the input had no offsets and no weights."
         )
     if ctx["load"]:
-        panels = []
+        panels: list[tuple[str, Sequence[str], dict[str, list[float | None]]]] = []
         for label, per in ctx["load"].items():
-            values = {s: [per[s]["p50"], per[s]["p90"]] if s in per else [None, None] for s in order}
+            values: dict[str, list[float | None]] = {
+                s: [per[s]["p50"], per[s]["p90"]] if s in per else [None, None] for s in order
+            }
             panels.append((f"{label} imbalance (max / mean)", ["p50", "p90"], values))
         ctx["charts"]["load"] = charts.grouped_bars("load", panels, order)
 
@@ -513,9 +524,7 @@ def _cost_section(
         ("moved_partition_count", "partitions moved (summed over groups)"),
     ):
         if has(costs, column):
-            values = {
-                s: [(agg.get((s, sc)) or {}).get(column) for sc in scenarios] for s in order
-            }
+            values = {s: [(agg.get((s, sc)) or {}).get(column) for sc in scenarios] for s in order}
             panels.append((title, scenarios, values))
     if panels and scenarios:
         ctx["charts"]["costs"] = charts.grouped_bars("costs", panels, order)
@@ -580,7 +589,9 @@ def _pct(value: Any) -> str:
     return "—" if value is None else f"{100 * value:.1f}%"
 
 
-def write_report(spark: SparkSession, output_dir: str, manifest: dict[str, Any] | None = None) -> str:
+def write_report(
+    spark: SparkSession, output_dir: str, manifest: dict[str, Any] | None = None
+) -> str:
     """Write OUTPUT_DIR/report.html from the output tables; return its path.
 
     `manifest` is the run's manifest when the caller has it (the pipeline, before the output

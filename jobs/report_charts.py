@@ -105,7 +105,9 @@ def _hbar_height(rows: int) -> float:
     return max(1.6, 0.42 * rows + 1.0)
 
 
-def gap_chart(strategies: Sequence[str], shares: dict[str, list[int]], labels: Sequence[str]) -> str:
+def gap_chart(
+    strategies: Sequence[str], shares: dict[str, list[int]], labels: Sequence[str]
+) -> str:
     """100 % stacked bars: for each strategy, how the groups spread over gap bins."""
     plt = _pyplot()
     fig, ax = plt.subplots(figsize=(WIDTH_IN, _hbar_height(len(strategies))))
@@ -151,7 +153,9 @@ def heatmap_chart(
         total = sum(counts[s]) or 1
         grid.append([c / total for c in counts[s]])
     # vector cells (pcolormesh), not a raster image: crisp in print and at any zoom
-    ax.pcolormesh(grid, cmap="Blues", vmin=0.0, vmax=1.0, edgecolors="#FFFFFF", linewidth=2)
+    # the darkest cell is the largest share on the chart, whatever its size
+    top = max((v for row in grid for v in row), default=1.0) or 1.0
+    ax.pcolormesh(grid, cmap="Blues", vmin=0.0, vmax=top, edgecolors="#FFFFFF", linewidth=2)
     ax.invert_yaxis()
     for i, s in enumerate(strategies):
         for j, c in enumerate(counts[s]):
@@ -163,7 +167,7 @@ def heatmap_chart(
                     ha="center",
                     va="center",
                     fontsize=9,
-                    color="#FFFFFF" if grid[i][j] > 0.55 else INK,
+                    color="#FFFFFF" if grid[i][j] > 0.6 * top else INK,
                 )
     ax.set_xticks([j + 0.5 for j in range(len(labels))], labels)
     ax.set_yticks([i + 0.5 for i in range(len(strategies))], strategies)

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report needs the `report` dependency group")
 pytest.importorskip("jinja2", reason="the report needs the `report` dependency group")
 
-from jobs.config import PlannerConfig  # noqa: E402
-from jobs.plan_assignments import run  # noqa: E402
-from jobs.report import REPORT_FILE, write_report  # noqa: E402
+from jobs.config import PlannerConfig
+from jobs.plan_assignments import run
+from jobs.report import REPORT_FILE, write_report
 
 try:  # the sample estate generator moves to jobs.tools with the entry-point split
     from jobs.tools.sample_estate import generate, write  # type: ignore[import-not-found]

@@ -22,10 +22,10 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report needs the `report` dependency group")
 pytest.importorskip("jinja2", reason="the report needs the `report` dependency group")
 
-from pyspark.sql import types as T  # noqa: E402
+from pyspark.sql import types as T
 
-from assignors.metrics import METRIC_COLUMNS  # noqa: E402
-from jobs.report import REPORT_FILE, SCENARIOS, WORST_GROUPS, write_report  # noqa: E402
+from assignors.metrics import METRIC_COLUMNS
+from jobs.report import REPORT_FILE, SCENARIOS, WORST_GROUPS, write_report
 
 pytestmark = pytest.mark.spark
 
@@ -116,7 +116,7 @@ def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[di
         _metric_row(g, k, s, full)
         for g in range(GROUPS)
         for k, s in enumerate(strategies)
-        if not (g == GROUPS - 1)  # the last group is rejected
+        if g != GROUPS - 1  # the last group is rejected
     ]
     elections = [
         {
@@ -138,7 +138,8 @@ def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[di
     ]
     rejected = [
         {"group_id": f"g{GROUPS - 1:03d}", "member_id": "m1", "topic": None, "strategy": None,
-         "severity": "error", "reason": "DUPLICATE_MEMBER_ID", "detail": "member_id appears 2 times"},
+         "severity": "error", "reason": "DUPLICATE_MEMBER_ID",
+         "detail": "member_id appears 2 times"},
         {"group_id": "g001", "member_id": "m2", "topic": None, "strategy": None,
          "severity": "warning", "reason": "UNKNOWN_ASSIGNMENT_STRATEGY",
          "detail": "assignment strategy 'sticky-ish' is not a client-side strategy <b>"},

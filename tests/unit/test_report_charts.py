@@ -8,13 +8,17 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="the report needs the `report` dependency group")
 
-from jobs import report_charts as charts  # noqa: E402
+from jobs import report_charts as charts
 
 STRATEGIES = ["range", "roundrobin", "cooperative-sticky"]
 
 
 def _all_charts() -> dict[str, str]:
-    counts = {"range": [5, 3, 0, 2], "roundrobin": [9, 1, 0, 0], "cooperative-sticky": [10, 0, 0, 0]}
+    counts = {
+        "range": [5, 3, 0, 2],
+        "roundrobin": [9, 1, 0, 0],
+        "cooperative-sticky": [10, 0, 0, 0],
+    }
     labels = ["0", "1", "2–3", "4+"]
     panel = ("paused", ["member_leave", "rolling_restart"], {"range": [10.0, None]})
     return {
