@@ -276,7 +276,7 @@ def _current_rows(metrics: DataFrame, elections: DataFrame | None) -> tuple[Data
     """Each group's metrics under the strategy it runs today, and how that was chosen."""
     elected = metrics.where(F.col("strategy") == ELECTED)
     if elected.limit(1).count():
-        return elected, "the `elected` rows (the strategy Kafka's election picks)"
+        return elected, "the strategy Kafka's election picks for each group (the elected rows)"
     if elections is not None:
         picked = elections.where(F.col("elected_strategy").isNotNull()).select(
             "group_id", F.col("elected_strategy").alias("strategy")
