@@ -67,3 +67,20 @@ def test_strategy_colours_are_stable() -> None:
     assert a["range"] == b["range"]
     assert a["sticky"] == b["sticky"]
     assert len(set(b.values())) == 3
+
+
+def test_plotting_stays_off_the_executors_path() -> None:
+    """The executors import jobs.udf (and the entry point's module); neither may pull in the
+    driver-only plotting dependencies, nor may importing jobs.report itself."""
+    import subprocess
+    import sys
+
+    code = (
+        "import sys, assignors, jobs.udf, jobs.plan_assignments, jobs.report;"
+        "bad = sorted(m for m in ('matplotlib', 'jinja2', 'markupsafe') if m in sys.modules);"
+        "print(','.join(bad))"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.strip() == ""
