@@ -440,6 +440,8 @@ def _balance_section(
         notes.setdefault("balance", []).append(absent_table("balance_metrics"))
         return
     ctx["overview"] = overview(metrics, recs)
+    if not ctx["overview"]:
+        notes.setdefault("balance", []).append("balance_metrics is empty: no group was planned.")
     ctx["has_gap"] = has(metrics, "balance_gap")
     ctx["has_racks"] = has(metrics, "rack_mismatch_count")
     if recs is None:

@@ -435,6 +435,25 @@ def test_given_manifest_wins_over_the_file(spark: Any, outputs: dict[str, Path])
     write_report(spark, str(outputs["today"]))  # leave the shared page as the fixture made it
 
 
+def test_nothing_planned_and_tables_absent(spark: Any, tmp_path: Path) -> None:
+    """An output where every group was rejected: empty metrics, no rejected table at all."""
+    tables = _tables(False)
+    cols, _ = tables["balance_metrics"]
+    spark.createDataFrame([], _schema(cols)).write.parquet(str(tmp_path / "balance_metrics"))
+    ecols, _ = tables["elections"]
+    spark.createDataFrame([("g1", None, [], "NOT_PLANNED")], _schema(ecols)).write.parquet(
+        str(tmp_path / "elections")
+    )
+    page = Path(write_report(spark, str(tmp_path))).read_text(encoding="utf-8")
+    for name in SECTIONS:
+        _section(page, name)
+    assert "balance_metrics is empty" in _section(page, "strategies")
+    assert "No rejected table in this output" in _section(page, "rejected")
+    assert "No planned group." in _section(page, "worst")
+    assert "not planned (rejected)" in _section(page, "elected")
+    assert "<svg" not in _section(page, "gap")
+
+
 # ---- a real browser ----------------------------------------------------------------------
 
 
