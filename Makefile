@@ -22,7 +22,7 @@ help: ## Show this help
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev]'
+	$(PY) -m pip install --quiet -e '.[dev,report]'
 	@touch $@
 
 .PHONY: venv
@@ -45,8 +45,15 @@ dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-file
 	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
 
 .PHONY: test
-test: $(STAMP) lint typecheck ## Install everything, then run linters and every test
+test: $(STAMP) chromium lint typecheck ## Install everything, then run linters and every test
 	$(PY) -m pytest
+
+.PHONY: chromium
+chromium: ## Headless Chromium for the report's rendering test (installed only as root with apt)
+	@command -v chromium >/dev/null \
+		|| { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null \
+			&& apt-get update -qq && apt-get install -y -qq chromium >/dev/null; } \
+		|| echo "chromium not installed (needs root with apt): the browser test will be skipped"
 
 .PHONY: test-unit
 test-unit: $(STAMP) ## Only the pure-Python tests (no JVM; seconds)
