@@ -106,11 +106,11 @@ test-unit: $(STAMP) ## Only the pure-Python tests (no JVM; seconds)
 
 .PHONY: test-cluster
 test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job
-	PLANNER_CLUSTER_TESTS=1 PLANNER_EXEC_PYTHON=$(abspath $(EXEC_VENV))/bin/python $(PY) -m pytest tests/cluster
+	PLANNER_CLUSTER_TESTS=1 PLANNER_EXEC_PYTHON=$(abspath $(EXEC_VENV))/bin/python $(PY) -m pytest --durations=5 tests/cluster/test_standalone.py
 
 .PHONY: test-airflow
 test-airflow: $(STAMP) $(AIRFLOW_STAMP) dist ## The Airflow DAG: DagBag, and dag.test() running the job via SparkSubmitOperator
-	$(AIRFLOW_VENV)/bin/python -m pytest -p no:cacheprovider tests/ops
+	$(AIRFLOW_VENV)/bin/python -m pytest -p no:cacheprovider --durations=5 tests/ops
 
 .PHONY: lint
 lint: $(STAMP) ## ruff check and format check
