@@ -88,7 +88,6 @@ class PlannerSubmitOperator(SparkSubmitOperator):
         self.spark_master = spark_master
 
     def execute(self, context: Any) -> None:
-        self._conn_id = self.spark_conn_id
         self.conf = {k: v for k, v in (self.conf or {}).items() if v not in ("", None)}
         self.application_args = drop_empty_options(self.application_args or [])
         try:
@@ -103,6 +102,7 @@ class PlannerSubmitOperator(SparkSubmitOperator):
             raise
 
     def _get_hook(self) -> Any:
+        self._conn_id = self.spark_conn_id  # rendered from the params by now
         hook = super()._get_hook()
         if self.spark_master:
             # The provider takes the master from the connection only; a run may override it.

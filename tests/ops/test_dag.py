@@ -90,6 +90,27 @@ def test_empty_options_are_dropped() -> None:
     assert drop_empty_options(args) == ["--input", "a", "--ds", "d"]
 
 
+def test_spark_master_param_overrides_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(DAGS))
+    try:
+        from kafka_assignment_planner import PlannerSubmitOperator
+    finally:
+        sys.path.remove(str(DAGS))
+    conn = json.dumps({"conn_type": "spark", "host": "yarn"})
+    monkeypatch.setenv("AIRFLOW_CONN_PLANNER_YARN", conn)
+    kept = PlannerSubmitOperator(task_id="kept", spark_conn_id="planner_yarn", application="a.py")
+    assert kept._get_hook()._connection["master"] == "yarn"
+    override = PlannerSubmitOperator(
+        task_id="override",
+        spark_conn_id="planner_yarn",
+        spark_master="local[1]",
+        application="a.py",
+    )
+    hook = override._get_hook()
+    assert not hook._is_yarn
+    assert hook._build_spark_submit_command("a.py")[:3] == ["spark-submit", "--master", "local[1]"]
+
+
 # --- dag.test() end to end ---------------------------------------------------------------
 
 
