@@ -6,10 +6,19 @@ PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
+# Executors' Python for the cluster test: the pinned runtime dependencies, NOT the project.
+EXEC_VENV := .venv-exec
+EXEC_STAMP := $(EXEC_VENV)/.installed
+# Airflow and its Spark provider: their own venv (the provider pulls pyspark-client and
+# pandas 3, which must never reach .venv).
+AIRFLOW_VENV := .venv-airflow
+AIRFLOW_STAMP := $(AIRFLOW_VENV)/.installed
 SAMPLE_GROUPS ?= 300
 BENCH_GROUPS ?= 100000
 BENCH_STRATEGIES ?= range,roundrobin
 BENCH_REPEAT ?= 3
+# Benchmarks and the sample estate: not shipped to executors.
+TOOLS := jobs.tools
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -17,25 +26,62 @@ export PYSPARK_DRIVER_PYTHON := $(abspath $(PY))
 
 .PHONY: help
 help: ## Show this help
-	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-12s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
+	@awk 'BEGIN {FS = ":.*## "} /^[a-zA-Z_-]+:.*## / {printf "  \033[36m%-14s\033[0m %s\n", $$1, $$2}' $(MAKEFILE_LIST)
 
+# pyspark's bin/find-spark-home runs `python3` from PATH to locate SPARK_HOME, so
+# `.venv/bin/spark-submit` fails outside an activated venv (and the driver would run the
+# system Python). Point both at the venv: find-spark-home falls back to the venv's python,
+# and pyspark's conf/spark-env.sh (sourced by every spark-class call) defaults the driver and
+# worker Python to it. A user's PYSPARK_PYTHON or --conf spark.pyspark.python still wins.
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[dev,report]'
+	@spark_home=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') && \
+	sed -i 's|PYSPARK_DRIVER_PYTHON="$${PYSPARK_PYTHON:-"python3"}"|PYSPARK_DRIVER_PYTHON="$${PYSPARK_PYTHON:-"$$(cd "$$(dirname "$$0")"; pwd)/python"}"|' \
+		$(VENV)/bin/find-spark-home && \
+	grep -q '/python"}"' $(VENV)/bin/find-spark-home && \
+	mkdir -p "$$spark_home/conf" && \
+	printf '%s\n' '# Written by `make venv`: default the Python of spark-submit from this venv.' \
+		': "$${PYSPARK_PYTHON:=$(abspath $(PY))}"' \
+		': "$${PYSPARK_DRIVER_PYTHON:=$$PYSPARK_PYTHON}"' > "$$spark_home/conf/spark-env.sh"
 	@touch $@
 
 .PHONY: venv
 venv: $(STAMP) ## Create .venv and install the pinned dependencies
 
+$(EXEC_STAMP): pyproject.toml
+	@test -x $(EXEC_VENV)/bin/python || $(PYTHON) -m venv $(EXEC_VENV)
+	$(EXEC_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(PYTHON) -c "import tomllib; print('\n'.join(tomllib.load(open('pyproject.toml', 'rb'))['project']['dependencies']))" \
+		> $(EXEC_VENV)/requirements.txt
+	$(EXEC_VENV)/bin/python -m pip install --quiet -r $(EXEC_VENV)/requirements.txt
+	@touch $@
+
+.PHONY: venv-exec
+venv-exec: $(EXEC_STAMP) ## Create .venv-exec: the executors' Python (dependencies only, not the project)
+
+$(AIRFLOW_STAMP): dags/requirements-airflow.txt dags/constraints-airflow.txt
+	@test -x $(AIRFLOW_VENV)/bin/python || $(PYTHON) -m venv $(AIRFLOW_VENV)
+	$(AIRFLOW_VENV)/bin/python -m pip install --quiet --upgrade pip
+	$(AIRFLOW_VENV)/bin/python -m pip install --quiet -r dags/requirements-airflow.txt \
+		-c dags/constraints-airflow.txt
+	$(AIRFLOW_VENV)/bin/python -m pip install --quiet $$($(PYTHON) -c "import tomllib; \
+		print(*[d for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['dev'] \
+		if d.startswith('pytest==')])")
+	@touch $@
+
+.PHONY: venv-airflow
+venv-airflow: $(AIRFLOW_STAMP) ## Create .venv-airflow: Airflow 3 + the Spark provider (for dags/)
+
 .PHONY: run
 run: $(STAMP) ## Generate the sample estate, plan it on local[*], print the summary
-	$(PY) -m jobs.tools.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
+	$(PY) -m $(TOOLS).sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
 	$(PY) -m jobs.plan_assignments --input data/sample --output out/sample --ds $$(date -u +%F)
 
 .PHONY: submit
 submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
-	$(PY) -m jobs.tools.sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
+	$(PY) -m $(TOOLS).sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
 	$(VENV)/bin/spark-submit --master 'local[*]' --conf spark.log.level=WARN jobs/plan_assignments.py \
 		--input data/sample --output out/sample-submit
 
@@ -45,7 +91,10 @@ dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-file
 	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
 
 .PHONY: test
-test: $(STAMP) chromium lint typecheck ## Install everything, then run linters and every test
+test: chromium lint typecheck test-main test-cluster test-airflow ## Install everything; lint, typecheck and every test (make help: parts)
+
+.PHONY: test-main
+test-main: $(STAMP) chromium ## Unit, Spark and end-to-end tests (the project's .venv)
 	$(PY) -m pytest
 
 .PHONY: chromium
@@ -58,6 +107,14 @@ chromium: ## Headless Chromium for the report's rendering test (installed only a
 .PHONY: test-unit
 test-unit: $(STAMP) ## Only the pure-Python tests (no JVM; seconds)
 	$(PY) -m pytest tests/unit
+
+.PHONY: test-cluster
+test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job
+	PLANNER_CLUSTER_TESTS=1 PLANNER_EXEC_PYTHON=$(abspath $(EXEC_VENV))/bin/python $(PY) -m pytest --durations=5 tests/cluster/test_standalone.py
+
+.PHONY: test-airflow
+test-airflow: $(STAMP) $(AIRFLOW_STAMP) dist ## The Airflow DAG: DagBag, and dag.test() running the job via SparkSubmitOperator
+	$(AIRFLOW_VENV)/bin/python -m pytest -p no:cacheprovider --durations=5 tests/ops
 
 .PHONY: lint
 lint: $(STAMP) ## ruff check and format check
@@ -75,11 +132,11 @@ typecheck: $(STAMP) ## mypy (strict on assignors/)
 
 .PHONY: bench
 bench: $(STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, one 1M-partition group
-	$(PY) -m jobs.tools.bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
-	$(PY) -m jobs.tools.bench_sticky --case all --assignor all --replay
-	$(PY) -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
+	$(PY) -m $(TOOLS).bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
+	$(PY) -m $(TOOLS).bench_sticky --case all --assignor all --replay
+	$(PY) -m $(TOOLS).bench --scenario big-group --strategies sticky,cooperative-sticky
 
 .PHONY: clean
-clean: ## Remove generated data, outputs and caches (keeps .venv)
+clean: ## Remove generated data, outputs and caches (keeps the venvs)
 	rm -rf data out dist .pytest_cache .mypy_cache .ruff_cache
-	find . -name __pycache__ -type d -prune -not -path './.venv/*' -exec rm -rf {} +
+	find . -name __pycache__ -type d -prune -not -path './.venv*' -exec rm -rf {} +

@@ -1,0 +1,266 @@
+"""The shipped Airflow DAG: parsed by a DagBag, and executed with `dag.test()` on local Spark.
+
+Runs with .venv-airflow's Python (`make test-airflow`); the job itself runs with the project's
+.venv (its spark-submit and its Python), exactly as an Airflow worker would call it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from typing import Any
+
+import pyarrow.parquet as pq
+import pytest
+
+REPO = Path(__file__).resolve().parents[2]
+DAGS = REPO / "dags"
+PROJECT_PY = REPO / ".venv" / "bin" / "python"
+DAG_ID = "kafka_assignment_planner"
+TABLES = ("assignments", "balance_metrics", "elections", "rejected")
+CONN_ID = "planner_spark_test"
+
+# Executed in a fresh interpreter per run: Airflow configures itself (home, DB) on import.
+RUNNER = """
+import json, sys
+from datetime import datetime, timezone
+from airflow.dag_processing.dagbag import DagBag
+
+dag = DagBag(dag_folder=sys.argv[1]).dags[sys.argv[2]]
+run = dag.test(
+    logical_date=datetime.fromisoformat(sys.argv[3]).replace(tzinfo=timezone.utc),
+    run_conf=json.loads(sys.argv[4]),
+)
+tasks = {ti.task_id: [str(ti.state), ti.try_number] for ti in run.get_task_instances()}
+print("RESULT " + json.dumps({"state": str(run.state), "tasks": tasks}))
+"""
+
+
+def load_dag() -> Any:
+    from airflow.dag_processing.dagbag import DagBag
+
+    bag = DagBag(dag_folder=str(DAGS))
+    return bag, bag.dags.get(DAG_ID)
+
+
+def test_dagbag_has_no_import_errors() -> None:
+    bag, dag = load_dag()
+    assert bag.import_errors == {}
+    assert dag is not None
+
+
+def test_dag_tasks_schedule_and_params() -> None:
+    _, dag = load_dag()
+    assert sorted(dag.task_ids) == ["plan_assignments", "wait_for_snapshot"]
+    sensor, plan = dag.get_task("wait_for_snapshot"), dag.get_task("plan_assignments")
+    assert plan.upstream_task_ids == {"wait_for_snapshot"}
+    assert dag.schedule == "@daily"
+    assert dag.timetable.expression == "0 0 * * *"  # Airflow 3: a CronTriggerTimetable
+    assert dag.catchup is False
+    assert set(dag.params.keys()) >= {
+        "snapshot_root",
+        "output_root",
+        "strategies",
+        "spark_master",
+        "spark_conn_id",
+        "marker",
+        "sensor_timeout_seconds",
+    }
+    assert dag.params["marker"] == "_SUCCESS"
+    assert sensor.mode == "reschedule"
+    assert plan.retries >= 1
+    assert plan.py_files.endswith("/dist/planner.zip")
+    assert plan.application.endswith("/jobs/plan_assignments.py")
+    args = " ".join(plan.application_args)
+    assert "--input {{ params.snapshot_root }}/ds={{ ds }}" in args
+    assert "--output {{ params.output_root }}/ds={{ ds }}" in args
+    assert "--ds {{ ds }}" in args
+
+
+def test_empty_options_are_dropped() -> None:
+    sys.path.insert(0, str(DAGS))
+    try:
+        from kafka_assignment_planner import drop_empty_options
+    finally:
+        sys.path.remove(str(DAGS))
+    args = ["--input", "a", "--strategies", "", "--ds", "d", "--config", ""]
+    assert drop_empty_options(args) == ["--input", "a", "--ds", "d"]
+
+
+def test_spark_master_param_overrides_the_connection(monkeypatch: pytest.MonkeyPatch) -> None:
+    sys.path.insert(0, str(DAGS))
+    try:
+        from kafka_assignment_planner import PlannerSubmitOperator
+    finally:
+        sys.path.remove(str(DAGS))
+    conn = json.dumps({"conn_type": "spark", "host": "yarn"})
+    monkeypatch.setenv("AIRFLOW_CONN_PLANNER_YARN", conn)
+    kept = PlannerSubmitOperator(task_id="kept", spark_conn_id="planner_yarn", application="a.py")
+    assert kept._get_hook()._connection["master"] == "yarn"
+    override = PlannerSubmitOperator(
+        task_id="override",
+        spark_conn_id="planner_yarn",
+        spark_master="local[1]",
+        application="a.py",
+    )
+    hook = override._get_hook()
+    assert not hook._is_yarn
+    assert hook._build_spark_submit_command("a.py")[:3] == ["spark-submit", "--master", "local[1]"]
+
+
+# --- dag.test() end to end ---------------------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
+    """A fresh Airflow home with a SQLite metadata DB, created here; spark-submit and the job's
+    Python come from the project's .venv, as on a worker that has the planner installed."""
+    if not PROJECT_PY.exists():
+        pytest.fail("the project's .venv is missing: run `make venv` (make test-airflow does)")
+    if not (REPO / "dist" / "planner.zip").exists():
+        pytest.fail("dist/planner.zip is missing: run `make dist` (make test-airflow does)")
+    home = tmp_path_factory.mktemp("airflow-home")
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYSPARK_", "AIRFLOW"))}
+    env.update(
+        AIRFLOW_HOME=str(home),
+        AIRFLOW__CORE__DAGS_FOLDER=str(DAGS),
+        AIRFLOW__CORE__LOAD_EXAMPLES="False",
+        AIRFLOW__DATABASE__SQL_ALCHEMY_CONN=f"sqlite:///{home / 'airflow.db'}",
+        PATH=f"{PROJECT_PY.parent}{os.pathsep}{env.get('PATH', '')}",
+        SPARK_LOCAL_IP="127.0.0.1",
+        **{
+            f"AIRFLOW_CONN_{CONN_ID.upper()}": json.dumps(
+                {"conn_type": "spark", "host": "local[2]"}
+            )
+        },
+    )
+    airflow = Path(sys.executable).parent / "airflow"
+    done = subprocess.run(
+        [str(airflow), "db", "migrate"], env=env, capture_output=True, text=True, timeout=300
+    )
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    return env
+
+
+def make_snapshot(root: Path, ds: str, marker: bool = True) -> Path:
+    """A small estate from the project's generator (jobs.tools.sample_estate, or
+    jobs.sample_estate before the tools moved)."""
+    day = root / f"ds={ds}"
+    tools = "jobs.tools" if (REPO / "jobs" / "tools" / "sample_estate.py").exists() else "jobs"
+    subprocess.run(
+        [str(PROJECT_PY), "-m", f"{tools}.sample_estate", "--groups", "20", "--out", str(day)],
+        cwd=REPO,
+        check=True,
+        capture_output=True,
+    )
+    if marker:
+        (day / "_SUCCESS").touch()
+    return day
+
+
+def run_dag(env: dict[str, str], cwd: Path, ds: str, **params: Any) -> tuple[dict[str, Any], str]:
+    conf = {"spark_conn_id": CONN_ID, "python": str(PROJECT_PY), "planner_home": str(REPO)}
+    conf.update(params)
+    done = subprocess.run(
+        [sys.executable, "-c", RUNNER, str(DAGS), DAG_ID, ds, json.dumps(conf)],
+        env=env,
+        cwd=cwd,
+        capture_output=True,
+        text=True,
+        timeout=900,
+    )
+    log = done.stdout + done.stderr
+    results = [line for line in done.stdout.splitlines() if line.startswith("RESULT ")]
+    assert done.returncode == 0, log[-5000:]
+    assert results, log[-5000:]
+    return json.loads(results[-1].removeprefix("RESULT ")), log
+
+
+def table_rows(path: Path) -> list[str]:
+    return sorted(
+        json.dumps(row, sort_keys=True, default=str) for row in pq.read_table(path).to_pylist()
+    )
+
+
+def test_dag_runs_the_job_and_matches_a_direct_run(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    ds = "2026-11-22"
+    snapshot = make_snapshot(tmp_path / "snapshots", ds)
+    result, log = run_dag(
+        airflow_env,
+        tmp_path,
+        ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        poke_interval_seconds=1,
+        sensor_timeout_seconds=120,
+    )
+    assert result["state"] == "success", log[-5000:]
+    assert f"--py-files {REPO}/dist/planner.zip" in log  # the code went with the job
+    out = tmp_path / "planner" / f"ds={ds}"
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["ds"] == ds
+    assert manifest["groups"]["input"] == 20
+
+    direct = tmp_path / "direct"
+    env = {k: v for k, v in airflow_env.items() if not k.startswith("AIRFLOW")}
+    command = [str(PROJECT_PY), "-m", "jobs.plan_assignments", "--input", str(snapshot)]
+    subprocess.run(
+        [*command, "--output", str(direct), "--ds", ds],
+        cwd=REPO,
+        env=env,
+        check=True,
+        capture_output=True,
+    )
+    direct_manifest = json.loads((direct / "_manifest.json").read_text())
+    assert manifest["output_rows"] == direct_manifest["output_rows"]
+    for table in TABLES:
+        assert table_rows(out / table) == table_rows(direct / table), table
+
+
+def test_missing_snapshot_times_out_with_a_clear_message(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    ds = "2026-11-20"
+    make_snapshot(tmp_path / "snapshots", ds, marker=False)  # export still running: no marker
+    result, log = run_dag(
+        airflow_env,
+        tmp_path,
+        ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        poke_interval_seconds=1,
+        sensor_timeout_seconds=3,
+    )
+    assert result["state"] == "failed"
+    assert result["tasks"]["wait_for_snapshot"][0] == "failed"
+    assert result["tasks"]["plan_assignments"][0] == "upstream_failed"
+    marker = tmp_path / "snapshots" / f"ds={ds}" / "_SUCCESS"
+    assert f"snapshot for ds={ds} is not complete: {marker} did not appear within 3 s" in log
+    assert "Spark-Submit cmd" not in log
+    assert not (tmp_path / "planner").exists()
+
+
+def test_bad_input_fails_at_once_without_retries(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    ds = "2026-11-21"
+    day = make_snapshot(tmp_path / "snapshots", ds)
+    for part in (day / "subscriptions").iterdir():  # a required table is missing: exit 2
+        part.unlink()
+    (day / "subscriptions").rmdir()
+    result, log = run_dag(
+        airflow_env,
+        tmp_path,
+        ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        poke_interval_seconds=1,
+    )
+    assert result["tasks"]["plan_assignments"] == ["failed", 1]
+    assert "the planner exited 2: schema or configuration error" in log
+    assert not (tmp_path / "planner" / f"ds={ds}").exists()
