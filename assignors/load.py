@@ -113,7 +113,7 @@ class _Findings:
         return out
 
 
-_DETAIL: Final = {
+_DETAIL: Final[dict[str, str]] = {
     Reason.OFFSETS_UNKNOWN_TOPIC: "offsets of a topic this group does not consume; ignored",
     Reason.OFFSETS_UNKNOWN_PARTITION: "offsets of partitions the topic does not have; ignored",
     Reason.DUPLICATE_OFFSETS: "offsets rows repeated with identical values; counted once",
@@ -139,13 +139,13 @@ def _lag_of(committed: int | None, log_end: int | None) -> tuple[int | None, str
     (None, 'NEGATIVE_OFFSET')
     """
     if (committed is not None and committed < 0) or (log_end is not None and log_end < 0):
-        return None, Reason.NEGATIVE_OFFSET
+        return None, str(Reason.NEGATIVE_OFFSET)
     if committed is None:
         return None, None  # nothing committed: unknown, and legal
     if log_end is None:
-        return None, Reason.NULL_LOG_END_OFFSET
+        return None, str(Reason.NULL_LOG_END_OFFSET)
     if committed > log_end:
-        return 0, Reason.COMMITTED_PAST_LOG_END
+        return 0, str(Reason.COMMITTED_PAST_LOG_END)
     return log_end - committed, None
 
 
