@@ -117,9 +117,11 @@ def _elected(g: int) -> str:
 
 def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]]:
     metric_cols = [("group_id", T.StringType()), ("strategy", T.StringType())]
-    metric_cols += [(n, _PY[t]) for n, t in METRIC_COLUMNS if n not in ("group_id", "strategy")]
+    # Today's columns: the contract's metrics without the ones issues 8 and 9 add.
+    new = {name for name, _ in NEW_METRICS}
+    metric_cols += [(n, _PY[t]) for n, t in METRIC_COLUMNS if n not in new]
     if full:
-        metric_cols += [c for c in NEW_METRICS if c[0] not in dict(metric_cols)]
+        metric_cols += NEW_METRICS
     strategies = [*(STRATEGIES if full else STRATEGIES[:5]), "elected"]
     metrics = [
         _metric_row(g, k, s, full)
