@@ -87,8 +87,6 @@ def _plan(args: argparse.Namespace) -> int:
         return EXIT_BAD_INPUT
     try:
         spark = build_session(config)
-        spark.conf.get("spark.sql.shuffle.partitions")  # builds the session state: a SQL
-        # property Spark refuses fails here, not at the first read of the input
     except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property
         log.error("configuration error: %s", session_error(exc, config))
         return EXIT_BAD_INPUT

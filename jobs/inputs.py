@@ -112,7 +112,7 @@ class _FileInfo:
 
 @dataclass
 class _TableFiles:
-    """One table's data files, checked; `groups` maps a signature to its files."""
+    """One table's dataset and its data files, as their footers describe them."""
 
     table: InputTable
     dataset: str  # the folder or the single file

@@ -53,6 +53,9 @@ def build_session(config: PlannerConfig) -> SparkSession:
         for key, value in settings.items():
             builder = builder.config(key, value)
     spark = builder.getOrCreate()
+    # Build the session state now: a SQL property Spark refuses (a bad shuffle partition
+    # count, an unknown time zone) fails here, as a configuration error, not at the first read.
+    spark.conf.get("spark.sql.session.timeZone")
     if submitted:
         given = dict(spark.sparkContext.getConf().getAll())
         if "spark.log.level" not in given:  # the user's choice wins; else quiet from here on
