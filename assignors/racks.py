@@ -46,6 +46,30 @@ def normalize_racks(values: Iterable[str | None] | None) -> frozenset[str]:
     return frozenset(v for v in values if v)
 
 
+def replica_racks_by_partition(
+    partition_count: int, rows: Iterable[tuple[int, Iterable[str | None] | None]]
+) -> tuple[frozenset[str], ...]:
+    """`TopicMetadata.replica_racks` from a topic's `topic_partitions` rows.
+
+    `rows` are (partition, replica_racks) pairs; null and empty racks are dropped, duplicates
+    merged, a partition listed twice gets the union of its rows, partitions outside
+    0..count-1 are ignored. Empty tuple when no partition has a rack (the common case).
+
+    >>> racks = replica_racks_by_partition(3, [(0, ["a", None, "a"]), (2, ["", "b"]), (2, ["c"])])
+    >>> [sorted(r) for r in racks]
+    [['a'], [], ['b', 'c']]
+    >>> replica_racks_by_partition(2, [(0, None), (1, [])])
+    ()
+    """
+    racks: list[frozenset[str]] = [NO_RACKS] * partition_count
+    for p, values in rows:
+        if 0 <= p < partition_count:
+            found = normalize_racks(values)
+            if found:
+                racks[p] = racks[p] | found
+    return tuple(racks) if any(racks) else ()
+
+
 def topic_racks(meta: TopicMetadata | None) -> Sequence[frozenset[str]]:
     """Per partition, its replica racks (empty sets when the metadata carries none)."""
     if meta is None or not meta.replica_racks:

@@ -15,7 +15,7 @@ import pytest
 from rack_helpers import layout, nulls, printed, rack_group, racks
 
 from assignors.model import GroupSpec, Member, TopicMetadata
-from assignors.racks import rack_mismatch_count, use_rack_aware
+from assignors.racks import rack_mismatch_count, replica_racks_by_partition, use_rack_aware
 from assignors.range import RangeAssignor
 
 T3 = {"t1": 6, "t2": 7, "t3": 2}
@@ -419,3 +419,12 @@ def test_bad_rack_input_is_planned() -> None:
     assert rack_mismatch_count(spec, result) == len(result["m3"]) + sum(
         1 for tp in result["m1"] if tp != ("t", 1)
     )
+
+
+def test_replica_racks_from_rows() -> None:
+    """What the Spark layer hands over: nulls, empty strings and duplicates inside."""
+    racks = replica_racks_by_partition(
+        4, [(0, ["a", "a", None]), (1, None), (2, ["", "b"]), (2, ["c"]), (7, ["x"])]
+    )
+    assert racks == (frozenset({"a"}), frozenset(), frozenset({"b", "c"}), frozenset())
+    assert replica_racks_by_partition(2, [(0, [None, ""]), (1, None)]) == ()
