@@ -47,8 +47,7 @@ strategies gains or loses a rack match on it); members restart in Java order of 
 Cost: a scenario repeats the assignment work (a rolling restart is two rebalances per dynamic
 member), so the simulation shares the steady state and the rebalance of a member leaving it,
 reuses the plan when a STATELESS strategy's member rejoins, builds members' ownership only
-for assignors that read it, counts movement with set operations on dict views, and keeps the
-figures of each group shape for the next group of the same shape (see RENAME_INVARIANT).
+for assignors that read it and counts movement with set operations on dict views.
 
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
@@ -70,7 +69,7 @@ and p3 move.
 
 from __future__ import annotations
 
-from collections import Counter, OrderedDict
+from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
@@ -87,20 +86,18 @@ from assignors.model import (
 )
 from assignors.ownership import max_generation
 from assignors.planner import rebalance
-from assignors.registry import Assignor, resolve
+from assignors.registry import Assignor
 from assignors.validation import WARNING, Problem, Reason
 
 __all__ = [
     "COOPERATIVE",
     "DEFAULT_MAX_MEMBERS",
     "REBALANCE_COST_COLUMNS",
-    "RENAME_INVARIANT",
     "SCENARIOS",
     "STATELESS",
     "CostRow",
     "ScenarioCost",
     "check_scenarios",
-    "clear_memo",
     "group_scenario_costs",
     "run_scenarios",
     "scenario_costs",
@@ -563,7 +560,7 @@ def _best_max_memo(best_max: BestMax) -> BestMax:
 
 
 class _Figures(NamedTuple):
-    """A scenario's row without its names: what the memo keeps."""
+    """A scenario's figures: its row without the names."""
 
     scenario: str
     rebalances: int
@@ -605,128 +602,6 @@ def _after_group(spec: GroupSpec, planned: Assignment, scenario: str) -> GroupSp
     return GroupSpec(spec.group_id, members, topics)
 
 
-# ------------------------------------------------------------------------------- the memo
-#
-# Rows hold only counts, and the built-in assignors see names only through their Java order
-# (member ids, group.instance.ids, topic and rack names; the docstrings of each assignor say
-# so). Two groups equal up to an order-preserving renaming therefore cost the same, and a
-# real estate repeats shapes a lot (4 consumers of the same topics), so the figures of one
-# are kept for the next. Plugins are never memoised: they may look at names.
-
-RENAME_INVARIANT: Final = frozenset(
-    {"range", "roundrobin", "sticky", "cooperative-sticky", "uniform"}
-)
-"""Strategies whose scenario figures depend on names only through their Java order."""
-
-MEMO_SIZE: Final = 8192
-MEMO_MAX_PARTITIONS: Final = 1024
-"""Groups with more planned partitions are not memoised (their key costs as much as a rerun,
-and large groups rarely repeat)."""
-
-_MEMO: OrderedDict[tuple[object, ...], tuple[list[_Figures], list[tuple[str, str]]]] = OrderedDict()
-
-
-def _ranks(names: Iterable[str]) -> dict[str, int]:
-    return {name: i for i, name in enumerate(java_sorted(set(names)))}
-
-
-@dataclass(frozen=True, slots=True)
-class _Shape:
-    """What a memo key takes from the group itself (the same for each of its strategies)."""
-
-    members: tuple[tuple[str, tuple[object, ...]], ...]  # (member id, its ranks), id order
-    topics: dict[str, int]  # topic name -> rank
-    fixed: tuple[object, ...]  # topic metadata and lags, in ranks
-
-
-# The group of the previous call: the caller asks for every strategy of a group in turn.
-_LAST_SHAPE: list[tuple[GroupSpec, Mapping[TopicPartition, int] | None, _Shape]] = []
-
-
-def _shape(spec: GroupSpec, lags: Mapping[TopicPartition, int] | None) -> _Shape:
-    if _LAST_SHAPE and _LAST_SHAPE[0][0] is spec and _LAST_SHAPE[0][1] is lags:
-        return _LAST_SHAPE[0][2]
-    members = spec.members
-    ids = _ranks(m.member_id for m in members)
-    instances = _ranks(m.group_instance_id for m in members if m.group_instance_id is not None)
-    topics = _ranks(t for m in members for t in m.topics)
-    # KIP-881: without a client.rack no assignor is rack-aware, so racks only count with one.
-    with_racks = any(m.rack is not None for m in members)
-    racks = _ranks(_rack_names(spec, topics)) if with_racks else {}
-    # Sorted by member id order: every built-in assignor orders members itself (input order
-    # only decides the order of the output dict, never who gets what).
-    ranked = sorted(
-        (
-            (
-                ids[m.member_id],
-                -1 if m.group_instance_id is None else instances[m.group_instance_id],
-                racks.get(m.rack, -1) if m.rack is not None else -1,
-                tuple(sorted(topics[t] for t in m.topics)),
-            ),
-            m.member_id,
-        )
-        for m in members
-    )
-    metadata = tuple(
-        (rank, spec.partition_count(t), _rack_key(spec, t, racks) if with_racks else ())
-        for t, rank in topics.items()
-    )
-    lag_key = None
-    if lags is not None:
-        lag_key = tuple(sorted((topics[t], p, lag) for (t, p), lag in lags.items() if t in topics))
-    shape = _Shape(tuple((mid, desc) for desc, mid in ranked), topics, (metadata, lag_key))
-    _LAST_SHAPE[:] = [(spec, lags, shape)]
-    return shape
-
-
-def _memo_key(
-    spec: GroupSpec,
-    strategy: str,
-    planned: Assignment,
-    scenarios: tuple[str, ...],
-    lags: Mapping[TopicPartition, int] | None,
-    cooperative: bool,
-) -> tuple[object, ...] | None:
-    """The group's shape up to an order-preserving renaming; None when not memoisable."""
-    if strategy not in RENAME_INVARIANT or sum(map(len, planned.values())) > MEMO_MAX_PARTITIONS:
-        return None
-    shape = _shape(spec, lags)
-    topics = shape.topics
-    plan = tuple(
-        (desc, tuple([(topics[t], p) for t, p in planned.get(mid, ())]))
-        for mid, desc in shape.members
-    )
-    return (strategy, cooperative, scenarios, shape.fixed, plan)
-
-
-def _rack_names(spec: GroupSpec, topics: Iterable[str]) -> list[str]:
-    names = [m.rack for m in spec.members if m.rack is not None]
-    for t in topics:
-        meta = spec.topics.get(t)
-        if meta is not None:
-            names.extend(r for racks in meta.replica_racks for r in racks)
-    return names
-
-
-def _rack_key(spec: GroupSpec, topic: str, racks: Mapping[str, int]) -> tuple[object, ...]:
-    meta = spec.topics.get(topic)
-    if meta is None:
-        return ()
-    return tuple(tuple(sorted(racks[r] for r in rs)) for rs in meta.replica_racks)
-
-
-def _remember(key: tuple[object, ...], value: tuple[list[_Figures], list[tuple[str, str]]]) -> None:
-    if len(_MEMO) >= MEMO_SIZE:
-        _MEMO.popitem(last=False)  # the least recently used shape
-    _MEMO[key] = value
-
-
-def clear_memo() -> None:
-    """Forget every memoised group shape (tests; the memo is exact, never stale)."""
-    _MEMO.clear()
-    _LAST_SHAPE.clear()
-
-
 def _row(
     group_id: str,
     strategy: str,
@@ -760,7 +635,6 @@ def scenario_costs(
     max_members: int = DEFAULT_MAX_MEMBERS,
     cooperative: bool | None = None,
     best_max: BestMax | None = None,
-    memo: bool = True,
 ) -> tuple[list[CostRow], list[Problem]]:
     """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
 
@@ -770,9 +644,7 @@ def scenario_costs(
     unknown ones absent) fills `lag_moved`. `cooperative` defaults to membership of
     COOPERATIVE. `best_max(spec)` is the exact bound behind `balance_gap_after` (null
     without it); it is called on the group as each trigger leaves it. A group with more
-    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows. `memo`: reuse
-    the figures of a group of the same shape (exact; only for RENAME_INVARIANT strategies
-    whose `assignor_factory` is the registry's, `registry.resolve(strategy)[1]`).
+    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows.
     """
     if len(spec.members) > max_members:
         detail = (
@@ -780,23 +652,16 @@ def scenario_costs(
             f" scenario_max_members ({max_members})"
         )
         return [], [_warning(spec.group_id, Reason.SCENARIO_SKIPPED, detail)]
-    wanted = check_scenarios(scenarios)
-    coop = strategy in COOPERATIVE if cooperative is None else cooperative
-    # Only the built-in assignor itself (a plugin could be registered under a built-in name).
-    builtin = strategy in RENAME_INVARIANT and resolve(strategy)[1] is assignor_factory
-    key = _memo_key(spec, strategy, planned, wanted, lags, coop) if memo and builtin else None
-    hit = None
-    if key is not None and (hit := _MEMO.get(key)) is not None:
-        _MEMO.move_to_end(key)
-        figs = hit[0]
-        problems = [_warning(spec.group_id, reason, detail) for reason, detail in hit[1]]
-    else:
-        costs, problems = run_scenarios(
-            spec, strategy, assignor_factory, planned, scenarios=wanted, lags=lags, cooperative=coop
-        )
-        figs = [_figures(c) for c in costs]
-        if key is not None and all(p.reason != Reason.SCENARIO_FAILED for p in problems):
-            _remember(key, (figs, [(p.reason, p.detail) for p in problems]))
+    costs, problems = run_scenarios(
+        spec,
+        strategy,
+        assignor_factory,
+        planned,
+        scenarios=scenarios,
+        lags=lags,
+        cooperative=cooperative,
+    )
+    figs = [_figures(c) for c in costs]
     bound = _best_max_memo(best_max) if best_max is not None else None
     rows = [
         _row(

@@ -14,7 +14,6 @@ from typing import Any
 
 import pytest
 
-from assignors import scenarios as memo_module
 from assignors.metrics import is_valid
 from assignors.model import (
     Assignment,
@@ -22,7 +21,6 @@ from assignors.model import (
     Member,
     TopicMetadata,
     TopicPartition,
-    java_sorted,
 )
 from assignors.planner import rebalance
 from assignors.registry import Assignor, resolve
@@ -32,7 +30,6 @@ from assignors.scenarios import (
     SCENARIOS,
     CostRow,
     check_scenarios,
-    clear_memo,
     group_scenario_costs,
     run_scenarios,
     scenario_costs,
@@ -368,65 +365,3 @@ def test_stateless_shortcut_matches_full_simulation(seed: int) -> None:
         assert [
             (c.scenario, c.rebalances, c.rounds, c.moved, c.paused, c.assignment) for c in fast
         ] == [(c.scenario, c.rebalances, c.rounds, c.moved, c.paused, c.assignment) for c in slow]
-
-
-# ------------------------------------------------------------------------------ the memo
-
-
-def _renamed(spec: GroupSpec, seed: int) -> GroupSpec:
-    """The same group under new names in the same Java order (ids, instance ids, topics)."""
-    rng = random.Random(seed)
-    prefix = rng.choice(["", "zz-", "\u00e9", "\U0001f600"])
-
-    def rename(names: list[str]) -> dict[str, str]:
-        return {n: f"{prefix}{i:03d}" for i, n in enumerate(java_sorted(names))}
-
-    ids = rename([m.member_id for m in spec.members])
-    inst = rename([m.group_instance_id for m in spec.members if m.group_instance_id is not None])
-    tps = rename(list(spec.topics))
-    members = tuple(
-        Member(
-            ids[m.member_id],
-            frozenset(tps[t] for t in m.topics),
-            None if m.group_instance_id is None else inst[m.group_instance_id],
-        )
-        for m in reversed(spec.members)  # input order does not matter either
-    )
-    topics = {
-        tps[t]: TopicMetadata(tps[t], meta.partition_count) for t, meta in spec.topics.items()
-    }
-    return GroupSpec("other", members, topics)
-
-
-def _rows(spec: GroupSpec, strategy: str, memo: bool) -> list[CostRow]:
-    rows, _ = scenario_costs(spec, strategy, resolve(strategy)[1], plan(spec, strategy), memo=memo)
-    return [{k: v for k, v in r.items() if k != "group_id"} for r in rows]
-
-
-@pytest.mark.parametrize("seed", range(60))
-def test_memo_is_exact_across_renamed_groups(seed: int) -> None:
-    spec = random_group(random.Random(seed))
-    other = _renamed(spec, seed)
-    clear_memo()
-    for strategy in BUILTINS:
-        direct = _rows(spec, strategy, memo=False)
-        assert _rows(other, strategy, memo=False) == direct, strategy
-        assert _rows(spec, strategy, memo=True) == direct
-        assert _rows(other, strategy, memo=True) == direct  # served by the memo
-
-
-def test_memo_serves_the_second_group_and_never_plugins() -> None:
-    clear_memo()
-    _rows(SIX, "sticky", memo=True)
-    assert len(memo_module._MEMO) == 1
-    _rows(_renamed(SIX, 1), "sticky", memo=True)
-    assert len(memo_module._MEMO) == 1
-    rows, _ = scenario_costs(SIX, "mine", resolve("range")[1], plan(SIX, "range"))
-    assert len(memo_module._MEMO) == 1
-    assert rows
-
-
-def test_memo_only_for_the_registry_assignor() -> None:
-    clear_memo()
-    scenario_costs(SIX, "range", lambda: resolve("range")[1](), plan(SIX, "range"))
-    assert len(memo_module._MEMO) == 0
