@@ -354,7 +354,7 @@ def build_context(
         "recommendations": None,
         "worst": None,
         "worst_basis": "",
-        "worst_columns": [],
+        "worst_limit": WORST_GROUPS,
     }
     notes: dict[str, list[str]] = ctx["notes"]
     present = (
@@ -367,18 +367,7 @@ def build_context(
     _balance_section(ctx, metrics, recs, notes)
     _cost_section(ctx, costs, notes)
     _recommendation_section(ctx, recs, notes)
-    if metrics is not None:
-        ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
-        ctx["worst_columns"] = sorted(set().union(*(r.keys() for r in ctx["worst"])))
-        if recs is None:
-            notes.setdefault("worst", []).append(
-                absent_table("recommendations") + " (recommended strategy column)"
-            )
-        if not has(metrics, "balance_gap"):
-            notes.setdefault("worst", []).append(
-                absent_column("balance_metrics", "balance_gap")
-                + " Ranked by partition_spread instead."
-            )
+    _worst_section(ctx, metrics, elections, recs, notes)
     ctx["rejected"] = rejected_by_reason(rejected) if rejected is not None else None
     ctx["rejected_has_strategy"] = has(rejected, "strategy")
     if rejected is None:
@@ -391,6 +380,26 @@ def build_context(
     if elections is None:
         notes.setdefault("elected", []).append(absent_table("elections"))
     return ctx
+
+
+def _worst_section(
+    ctx: dict[str, Any],
+    metrics: DataFrame | None,
+    elections: DataFrame | None,
+    recs: DataFrame | None,
+    notes: dict[str, list[str]],
+) -> None:
+    worst = notes.setdefault("worst", [])
+    if metrics is None:
+        worst.append(absent_table("balance_metrics"))
+        return
+    ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    if recs is None:
+        worst.append(absent_table("recommendations") + " (recommended strategy column)")
+    if not has(metrics, "balance_gap"):
+        worst.append(
+            absent_column("balance_metrics", "balance_gap") + " Ranked by partition_spread instead."
+        )
 
 
 def _header(
