@@ -47,6 +47,12 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_true",
         help="replace a non-empty --output that is not a previous output (never the input)",
     )
+    p.add_argument(
+        "--no-report",
+        dest="report",
+        action="store_false",
+        help="do not write report.html (the estate report) beside the tables",
+    )
     args = p.parse_args(argv)
     if args.ds is not None and not valid_ds(args.ds):
         p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
@@ -95,7 +101,15 @@ def _plan(args: argparse.Namespace) -> int:
     # KeyboardInterrupt, and the output module stops the jobs before removing its temporary.
     signal.signal(signal.SIGINT, signal.default_int_handler)
     try:
-        result = run(spark, args.input, args.output, config, ds=args.ds, force=args.force)
+        result = run(
+            spark,
+            args.input,
+            args.output,
+            config,
+            ds=args.ds,
+            force=args.force,
+            report=args.report,
+        )
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)
         return EXIT_BAD_INPUT

@@ -17,6 +17,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from assignors.election import KAFKA_DEFAULT_STRATEGIES
+
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
 
 # The known keys of each section. A feature with a new setting adds its key here.
@@ -34,7 +36,7 @@ class ConfigError(ValueError):
 @dataclass(frozen=True)
 class PlannerConfig:
     strategies: tuple[str, ...] = ("range", "roundrobin")
-    default_assignment_strategies: tuple[str, ...] = ("range", "cooperative-sticky")
+    default_assignment_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
     buckets: int = 0
     output_files: int = 2
     spark: dict[str, str] = field(default_factory=dict)

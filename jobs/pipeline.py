@@ -232,6 +232,7 @@ def run(
     ds: str | None = None,
     *,
     force: bool = False,
+    report: bool = True,
 ) -> RunResult:
     """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
 
@@ -303,12 +304,32 @@ def run(
                     "spark_version": spark.version,
                     "duration_seconds": round(time.monotonic() - started, 3),
                 }
+                manifest["report"] = _write_report(spark, tmp, manifest) if report else None
                 io.write_json(spark, f"{tmp}/{output.MANIFEST}", manifest)
         finally:
             small.unpersist()
             wide.unpersist()
             catalog_bc.unpersist()
     return RunResult(manifest, summary)
+
+
+def _write_report(spark: SparkSession, tmp: str, manifest: dict[str, Any]) -> str | None:
+    """report.html beside the tables (issue 12); its name, or None when it cannot be built.
+
+    The report is for people, the tables are the product: a driver without the plotting
+    packages (`pip install '.[report]'`) still writes every table, and says why no page.
+    """
+    try:
+        import jinja2  # noqa: F401  (probe: the extra is installed)
+        import matplotlib  # noqa: F401
+
+        from jobs.report import REPORT_FILE, write_report
+    except ImportError as exc:  # matplotlib / jinja2 are driver-only extras
+        log.warning("report.html not written: %s (install the 'report' extra)", exc)
+        return None
+    write_report(spark, tmp, manifest)
+    log.info("report written")
+    return REPORT_FILE
 
 
 def _planned(
@@ -368,7 +389,13 @@ def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, 
     ).count()
     rejected = outputs["rejected"]
     out["rejected_groups"] = (
-        rejected.where((F.col("severity") == ERROR) & F.col("group_id").isNotNull())
+        # a group is rejected by a group-level error; a failed (group, strategy) names its
+        # strategy and the group still counts as planned
+        rejected.where(
+            (F.col("severity") == ERROR)
+            & F.col("group_id").isNotNull()
+            & F.col("strategy").isNull()
+        )
         .select("group_id")
         .distinct()
         .count()

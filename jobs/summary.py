@@ -82,6 +82,7 @@ def format_summary(result: RunResult) -> str:
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
         f" {out}/elections, {out}/rejected, {out}/_manifest.json",
+        *([f"report: {out}/{m['report']}"] if m.get("report") else []),
         *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)
