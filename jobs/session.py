@@ -71,10 +71,12 @@ def build_session(config: PlannerConfig) -> SparkSession:
 
 
 def shipped_files(root: Path = REPO_ROOT) -> list[Path]:
-    """The Python files executors need, relative to `root` (also what `make dist` zips)."""
+    """The files executors need, relative to `root` (also what `make dist` zips): the Python
+    modules, and the report's template for a driver that runs from the zip (cluster mode)."""
     files = []
     for package in PACKAGES:
-        for f in sorted((root / package).rglob("*.py")):
+        found = [*(root / package).rglob("*.py"), *(root / package).rglob("*.j2")]
+        for f in sorted(found):
             rel = f.relative_to(root)
             if not any(rel.as_posix().startswith(f"{skip}/") for skip in NOT_SHIPPED):
                 files.append(rel)
