@@ -5,7 +5,8 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-STAMP := $(VENV)/.installed
+# .ready (was .installed): existing venvs get the spark-submit fix of the venv rule below.
+STAMP := $(VENV)/.ready
 # Executors' Python for the cluster test: the pinned runtime dependencies, NOT the project.
 EXEC_VENV := .venv-exec
 EXEC_STAMP := $(EXEC_VENV)/.installed
@@ -91,7 +92,7 @@ dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-file
 	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
 
 .PHONY: test
-test: chromium lint typecheck test-main test-cluster test-airflow ## Install everything; lint, typecheck and every test (make help: parts)
+test: chromium lint typecheck test-main test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-cluster, test-airflow
 
 .PHONY: test-main
 test-main: $(STAMP) chromium ## Unit, Spark and end-to-end tests (the project's .venv)
