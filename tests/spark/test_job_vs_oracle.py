@@ -7,6 +7,7 @@ output split must not change a single row.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -25,6 +26,7 @@ from jobs.udf import (
     KIND_OWNED,
     PlanContext,
     plan_bucket,
+    problem_payload,
     split_tables,
 )
 
@@ -50,9 +52,8 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
             int(parts.isna().sum()),
         )
         catalog[str(topic)] = status
-        topic_rows += [
-            (p.group_id, p.member_id, p.topic, p.severity, p.reason, p.detail) for p in problems
-        ]
+        # the driver's topic rows travel as the UDF's payload too (columns by name)
+        topic_rows += [json.loads(problem_payload(p)) for p in problems]
     members = subs.assign(kind=KIND_MEMBER, topic=None, partition=None)
     owned = cur.assign(kind=KIND_OWNED)
     pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]
@@ -60,7 +61,10 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
     out["rejected"] = pd.concat(
-        [out["rejected"], pd.DataFrame(topic_rows, columns=[f[0] for f in REJECTED_FIELDS])],
+        [
+            out["rejected"],
+            pd.DataFrame.from_records(topic_rows, columns=[f[0] for f in REJECTED_FIELDS]),
+        ],
         ignore_index=True,
     )
     return out
