@@ -232,9 +232,8 @@ def _place(spark: SparkSession, path: str) -> _Place:
 
 
 def _uri(place: _Place, path: str) -> str:
-    """A path in `place`'s file system as Spark should be given it."""
-    if place.local:
-        return path
+    """A path in `place`'s file system as Spark should be given it: fully qualified, so a
+    local path stays local when the cluster's default file system is HDFS."""
     return f"{place.scheme}://{place.authority}{path}"
 
 

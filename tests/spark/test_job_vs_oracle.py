@@ -61,7 +61,10 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
     out["rejected"] = pd.concat(
-        [out["rejected"], pd.DataFrame(topic_rows, columns=[f[0] for f in REJECTED_FIELDS])],
+        [
+            out["rejected"],
+            pd.DataFrame.from_records(topic_rows, columns=[f[0] for f in REJECTED_FIELDS]),
+        ],
         ignore_index=True,
     )
     return out

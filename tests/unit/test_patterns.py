@@ -148,11 +148,12 @@ REPRODUCED = ["(a?a?)*b", "(?:a?a?a?)+b", "a{0,16}" * 12 + "b"]
     ],
 )
 def test_catastrophic_patterns_are_rejected_fast(pattern: str) -> None:
-    start = time.perf_counter()
+    # Rejected by the static cost bound before any name is matched: a pattern that reached
+    # the matcher would backtrack for hours on this name, so rejection itself proves "fast".
+    # (No wall-clock assertion: timing belongs to `make bench`, not to tests.)
     with pytest.raises(InvalidPatternError, match="backtrack") as info:
         match_topics(pattern, ["a" * 200 + "c"])
     assert info.value.reason == INVALID_PATTERN
-    assert time.perf_counter() - start < 0.5
 
 
 @pytest.mark.parametrize(
