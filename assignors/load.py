@@ -27,7 +27,7 @@ from typing import Final
 
 from assignors.flow import FlowNetwork, subscription_classes
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
-from assignors.validation import WARNING, Problem, Reason
+from assignors.validation import WARNING, Problem, Reason, topic_warning
 
 WEIGHT_SCALE: Final = 1_000_000
 """Load units per weight 1.0: weights are rounded to micro-units (round half to even).
@@ -126,9 +126,18 @@ _DETAIL: Final[dict[str, str]] = {
 
 
 def _detail(reason: str, topic: str, parts: list[int]) -> str:
+    return f"{_partitions_of(topic, parts)}: {_DETAIL[reason]}"
+
+
+def _partitions_of(topic: str, parts: list[int]) -> str:
+    """How a warning names a topic's partitions (the first `_MAX_LISTED` of them).
+
+    >>> _partitions_of("t", list(range(12)))
+    "topic 't', 12 partition(s) [0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more]"
+    """
     listed = ", ".join(str(p) for p in parts[:_MAX_LISTED])
     more = f" and {len(parts) - _MAX_LISTED} more" if len(parts) > _MAX_LISTED else ""
-    return f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]: {_DETAIL[reason]}"
+    return f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]"
 
 
 def _lag_of(committed: int | None, log_end: int | None) -> tuple[int | None, str | None]:
@@ -304,18 +313,12 @@ def partition_weights(
         units[(topic, p)] = max(u, units.get((topic, p), 0))
     problems = []
     for topic in java_sorted(bad):
-        parts = sorted(set(bad[topic]))
-        listed = ", ".join(str(p) for p in parts[:_MAX_LISTED])
-        more = f" and {len(parts) - _MAX_LISTED} more" if len(parts) > _MAX_LISTED else ""
+        named = _partitions_of(topic, sorted(set(bad[topic])))
         problems.append(
-            Problem(
-                None,
-                None,
+            topic_warning(
                 topic,
-                WARNING,
                 Reason.INVALID_WEIGHT,
-                f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]: negative, NaN"
-                " or infinite weight; counted as 1.0",
+                f"{named}: negative, NaN or infinite weight; counted as 1.0",
             )
         )
     return units, problems
