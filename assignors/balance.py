@@ -11,7 +11,8 @@ and the maximising T is the bottleneck: the topic set whose subscribers cannot s
 load with anyone else.
 
 Computing it never looks at single partitions or members: topics with the same subscriber set
-form a topic class, members with the same subscription a member class, and the flow network
+form a topic class, members with the same subscription a member class (`assignors.flow`),
+and the flow network
 (source -> topic class (its partitions) -> member class (unbounded) -> sink (L per member))
 stays tiny even for Kafka's million-partition tests.
 
@@ -37,10 +38,10 @@ BalanceBound(best_max=3, bottleneck_topics=('a', 'b'))
 
 from __future__ import annotations
 
-from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass
 
+from assignors.flow import FlowNetwork, subscription_classes
 from assignors.model import Assignment, GroupSpec, java_sorted
 from assignors.racks import rack_mismatch_count
 
@@ -78,24 +79,13 @@ class _Classes:
 
 
 def _classes(spec: GroupSpec) -> _Classes:
-    in_scope = spec.subscribed_topics()
-    scope = frozenset(in_scope)
-    subscription: dict[frozenset[str], int] = {}  # member class key -> count
-    for m in spec.members:
-        mine = m.topics & scope
-        if mine:
-            subscription[mine] = subscription.get(mine, 0) + 1
-    keys = list(subscription)
-    by_subscribers: dict[tuple[int, ...], list[str]] = {}
-    for t in in_scope:
-        js = tuple(j for j, key in enumerate(keys) if t in key)
-        by_subscribers.setdefault(js, []).append(t)
+    sc = subscription_classes(spec)
     return _Classes(
-        topics=list(by_subscribers.values()),
-        parts=[sum(spec.partition_count(t) for t in ts) for ts in by_subscribers.values()],
-        adjacent=[list(js) for js in by_subscribers],
-        members=[subscription[k] for k in keys],
-        total=sum(spec.partition_count(t) for t in in_scope),
+        topics=[list(ts) for ts in sc.topics],
+        parts=[sum(spec.partition_count(t) for t in ts) for ts in sc.topics],
+        adjacent=[list(js) for js in sc.subscribers],
+        members=[len(ms) for ms in sc.members],
+        total=sum(spec.partition_count(t) for t in spec.subscribed_topics()),
         member_count=len(spec.members),
     )
 
@@ -159,76 +149,16 @@ def _max_flow(c: _Classes, level: int) -> tuple[int, list[int]]:
     """
     nk, nj = len(c.parts), len(c.members)
     source, sink = nk + nj, nk + nj + 1
-    graph = _Graph(nk + nj + 2)
+    net = FlowNetwork(nk + nj + 2)
     for k in range(nk):
-        graph.add(source, k, c.parts[k])
+        net.add_edge(source, k, c.parts[k])
         for j in c.adjacent[k]:
-            graph.add(k, nk + j, c.total)
+            net.add_edge(k, nk + j, c.total)
     for j in range(nj):
-        graph.add(nk + j, sink, level * c.members[j])
-    flow = graph.max_flow(source, sink)
-    seen = graph.reachable(source)
-    return flow, [k for k in range(nk) if seen[k]]
-
-
-class _Graph:
-    """A small residual graph for Dinic's algorithm (edges stored in pairs: e, e ^ 1)."""
-
-    def __init__(self, n: int) -> None:
-        self.n = n
-        self.head: list[list[int]] = [[] for _ in range(n)]
-        self.to: list[int] = []
-        self.cap: list[int] = []
-
-    def add(self, u: int, v: int, cap: int) -> None:
-        self.head[u].append(len(self.to))
-        self.to.append(v)
-        self.cap.append(cap)
-        self.head[v].append(len(self.to))
-        self.to.append(u)
-        self.cap.append(0)
-
-    def _levels(self, s: int) -> list[int]:
-        level = [-1] * self.n
-        level[s] = 0
-        queue = deque([s])
-        while queue:
-            u = queue.popleft()
-            for e in self.head[u]:
-                v = self.to[e]
-                if self.cap[e] > 0 and level[v] < 0:
-                    level[v] = level[u] + 1
-                    queue.append(v)
-        return level
-
-    def reachable(self, s: int) -> list[bool]:
-        return [x >= 0 for x in self._levels(s)]
-
-    def max_flow(self, s: int, t: int) -> int:
-        total = 0
-        while True:
-            level = self._levels(s)
-            if level[t] < 0:
-                return total
-            it = [0] * self.n
-            while pushed := self._push(s, t, 1 << 62, level, it):
-                total += pushed
-
-    def _push(self, u: int, t: int, limit: int, level: list[int], it: list[int]) -> int:
-        if u == t:
-            return limit
-        edges = self.head[u]
-        while it[u] < len(edges):
-            e = edges[it[u]]
-            v = self.to[e]
-            if self.cap[e] > 0 and level[v] == level[u] + 1:
-                pushed = self._push(v, t, min(limit, self.cap[e]), level, it)
-                if pushed:
-                    self.cap[e] -= pushed
-                    self.cap[e ^ 1] += pushed
-                    return pushed
-            it[u] += 1
-        return 0
+        net.add_edge(nk + j, sink, level * c.members[j])
+    flow = net.max_flow(source, sink)
+    seen = net.reachable(source)
+    return flow, [k for k in range(nk) if k in seen]
 
 
 # One group is planned under several strategies in a row: compute its bound once.

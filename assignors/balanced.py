@@ -56,7 +56,6 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Sequence
-from dataclasses import replace
 
 from assignors.model import (
     Assignment,
@@ -67,11 +66,15 @@ from assignors.model import (
     java_key,
     java_sorted,
 )
-from assignors.ownership import invalidated_claims, max_generation, valid_owned
+from assignors.ownership import (
+    MAX_ROUNDS,
+    invalidated_claims,
+    max_generation,
+    next_round,
+    received_rounds,
+    valid_owned,
+)
 from assignors.racks import member_rack, partition_racks, topic_racks
-
-MAX_ROUNDS = 16
-"""Safety cap on replayed cooperative rounds (they converge in 2 in practice)."""
 
 EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
@@ -586,27 +589,6 @@ class BalancedAssignor:
             target = balanced_target(current, owners)
             history.append(_withhold(target, owners, contested))
             if history[-1] == target or len(history) == MAX_ROUNDS:
-                return Rebalance(history[-1], _received_rounds(history), len(history))
+                return Rebalance(history[-1], received_rounds(history), len(history))
             generation += 1
-            last = history[-1]
-            current = replace(
-                current,
-                members=tuple(
-                    replace(m, owned=tuple(last[m.member_id]), generation=generation)
-                    for m in current.members
-                ),
-            )
-
-
-def _received_rounds(history: list[Assignment]) -> dict[TopicPartition, int]:
-    """tp -> the round its final owner received it in (only rounds > 1)."""
-    out: dict[TopicPartition, int] = {}
-    final = history[-1]
-    for member_id, tps in final.items():
-        for tp in tps:
-            first = len(history)
-            while first > 1 and tp in set(history[first - 2][member_id]):
-                first -= 1
-            if first > 1:
-                out[tp] = first
-    return dict(sorted(out.items(), key=lambda kv: _tp_key(kv[0])))
+            current = next_round(current, history[-1], generation)

@@ -25,8 +25,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
+from assignors.flow import FlowNetwork, subscription_classes
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
-from assignors.validation import WARNING, Problem, Reason
+from assignors.validation import WARNING, Problem, Reason, topic_warning
 
 WEIGHT_SCALE: Final = 1_000_000
 """Load units per weight 1.0: weights are rounded to micro-units (round half to even).
@@ -125,9 +126,18 @@ _DETAIL: Final[dict[str, str]] = {
 
 
 def _detail(reason: str, topic: str, parts: list[int]) -> str:
+    return f"{_partitions_of(topic, parts)}: {_DETAIL[reason]}"
+
+
+def _partitions_of(topic: str, parts: list[int]) -> str:
+    """How a warning names a topic's partitions (the first `_MAX_LISTED` of them).
+
+    >>> _partitions_of("t", list(range(12)))
+    "topic 't', 12 partition(s) [0, 1, 2, 3, 4, 5, 6, 7, 8, 9 and 2 more]"
+    """
     listed = ", ".join(str(p) for p in parts[:_MAX_LISTED])
     more = f" and {len(parts) - _MAX_LISTED} more" if len(parts) > _MAX_LISTED else ""
-    return f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]: {_DETAIL[reason]}"
+    return f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]"
 
 
 def _lag_of(committed: int | None, log_end: int | None) -> tuple[int | None, str | None]:
@@ -303,18 +313,12 @@ def partition_weights(
         units[(topic, p)] = max(u, units.get((topic, p), 0))
     problems = []
     for topic in java_sorted(bad):
-        parts = sorted(set(bad[topic]))
-        listed = ", ".join(str(p) for p in parts[:_MAX_LISTED])
-        more = f" and {len(parts) - _MAX_LISTED} more" if len(parts) > _MAX_LISTED else ""
+        named = _partitions_of(topic, sorted(set(bad[topic])))
         problems.append(
-            Problem(
-                None,
-                None,
+            topic_warning(
                 topic,
-                WARNING,
                 Reason.INVALID_WEIGHT,
-                f"topic {topic!r}, {len(parts)} partition(s) [{listed}{more}]: negative, NaN"
-                " or infinite weight; counted as 1.0",
+                f"{named}: negative, NaN or infinite weight; counted as 1.0",
             )
         )
     return units, problems
@@ -488,29 +492,28 @@ class ClassGraph:
 
 def class_graph(spec: GroupSpec, loads: Mapping[TopicPartition, int]) -> ClassGraph:
     """Build the class graph of a group; loads absent from `loads` count as 0."""
-    index = {m.member_id: i for i, m in enumerate(spec.members)}
-    by_subscribers: dict[int, int] = {}
-    for topic, members in spec.subscribers().items():
-        mask = 0
-        for m in members:
-            mask |= 1 << index[m.member_id]
-        load = sum(loads.get((topic, p), 0) for p in range(spec.partition_count(topic)))
-        by_subscribers[mask] = by_subscribers.get(mask, 0) + load
-    masks = sorted(by_subscribers)  # deterministic class numbering
-    member_classes: dict[frozenset[int], int] = {}
-    for i in range(len(spec.members)):
-        key = frozenset(c for c, mask in enumerate(masks) if mask >> i & 1)
-        if key:
-            member_classes[key] = member_classes.get(key, 0) + 1
-    return ClassGraph(
-        tuple(by_subscribers[m] for m in masks),
-        tuple(masks),
-        tuple((size, key) for key, size in sorted(member_classes.items(), key=_class_key)),
+    sc = subscription_classes(spec)
+    # Member classes are disjoint, so a topic class's subscriber mask is the sum of theirs.
+    member_masks = [sum(1 << i for i in ms) for ms in sc.members]
+    masks = [sum(member_masks[j] for j in js) for js in sc.subscribers]
+    order = sorted(range(len(masks)), key=masks.__getitem__)  # deterministic class numbering
+    of_member: list[list[int]] = [[] for _ in sc.members]
+    for c, old in enumerate(order):
+        for j in sc.subscribers[old]:
+            of_member[j].append(c)  # ascending: each list is its sorted key
+    member_classes = sorted(
+        (tuple(cs), len(ms)) for cs, ms in zip(of_member, sc.members, strict=True)
     )
-
-
-def _class_key(item: tuple[frozenset[int], int]) -> tuple[int, ...]:
-    return tuple(sorted(item[0]))
+    return ClassGraph(
+        tuple(
+            sum(
+                loads.get((t, p), 0) for t in sc.topics[old] for p in range(spec.partition_count(t))
+            )
+            for old in order
+        ),
+        tuple(masks[old] for old in order),
+        tuple((size, frozenset(cs)) for cs, size in member_classes),
+    )
 
 
 def weight_lower_bound(spec: GroupSpec, loads: Mapping[TopicPartition, int]) -> int:
@@ -602,81 +605,6 @@ def _min_cut_side(graph: ClassGraph, a: int, b: int) -> frozenset[int]:
         net.add_edge(k + j, sink, a * size)
     net.max_flow(source, sink)
     return frozenset(c for c in net.reachable(source) if c < k)
-
-
-class FlowNetwork:
-    """A small max-flow network (Dinic's algorithm) with integer capacities.
-
-    Edges are stored in pairs (edge e and its residual twin e ^ 1), so pushing flow on e
-    frees the same amount on e ^ 1.
-
-    >>> net = FlowNetwork(4)
-    >>> for u, v, cap in [(0, 1, 3), (0, 2, 2), (1, 2, 1), (1, 3, 2), (2, 3, 3)]:
-    ...     net.add_edge(u, v, cap)
-    >>> net.max_flow(0, 3), sorted(net.reachable(0))
-    (5, [0])
-    """
-
-    def __init__(self, nodes: int) -> None:
-        self.adj: list[list[int]] = [[] for _ in range(nodes)]
-        self.to: list[int] = []
-        self.cap: list[int] = []
-
-    def add_edge(self, u: int, v: int, cap: int) -> None:
-        self.adj[u].append(len(self.to))
-        self.to.append(v)
-        self.cap.append(cap)
-        self.adj[v].append(len(self.to))
-        self.to.append(u)
-        self.cap.append(0)
-
-    def _levels(self, source: int, sink: int) -> list[int] | None:
-        level = [-1] * len(self.adj)
-        level[source] = 0
-        queue = [source]
-        for u in queue:  # the list grows while we walk it: a BFS
-            for e in self.adj[u]:
-                v = self.to[e]
-                if self.cap[e] > 0 and level[v] < 0:
-                    level[v] = level[u] + 1
-                    queue.append(v)
-        return level if level[sink] >= 0 else None
-
-    def _push(self, u: int, sink: int, amount: int, level: list[int], it: list[int]) -> int:
-        if u == sink:
-            return amount
-        while it[u] < len(self.adj[u]):
-            e = self.adj[u][it[u]]
-            v = self.to[e]
-            if self.cap[e] > 0 and level[v] == level[u] + 1:
-                pushed = self._push(v, sink, min(amount, self.cap[e]), level, it)
-                if pushed:
-                    self.cap[e] -= pushed
-                    self.cap[e ^ 1] += pushed
-                    return pushed
-            it[u] += 1
-        return 0
-
-    def max_flow(self, source: int, sink: int) -> int:
-        total = 0
-        unbounded = sum(self.cap) + 1
-        while (level := self._levels(source, sink)) is not None:
-            it = [0] * len(self.adj)
-            while pushed := self._push(source, sink, unbounded, level, it):
-                total += pushed
-        return total
-
-    def reachable(self, source: int) -> set[int]:
-        """Nodes reachable from `source` in the residual network (a min cut's source side)."""
-        seen = {source}
-        stack = [source]
-        while stack:
-            u = stack.pop()
-            for e in self.adj[u]:
-                if self.cap[e] > 0 and self.to[e] not in seen:
-                    seen.add(self.to[e])
-                    stack.append(self.to[e])
-        return seen
 
 
 def max_member_load(

@@ -16,11 +16,15 @@ and exactly one departed member does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
+from dataclasses import replace
 
-from assignors.model import GroupSpec, Member, TopicPartition
+from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key
 
 NO_GENERATION = -1
+
+MAX_ROUNDS = 16
+"""Safety cap on replayed cooperative rounds (they converge in 2 or 3 in practice)."""
 
 
 def effective_generation(member: Member) -> int:
@@ -95,3 +99,41 @@ def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
 def max_generation(members: Iterable[Member]) -> int:
     """The highest generation any member reports (computed per group, unlike Java's field)."""
     return max((effective_generation(m) for m in members), default=NO_GENERATION)
+
+
+# ------------------------------------------------------------------ cooperative rounds
+
+
+def next_round(spec: GroupSpec, assignment: Assignment, generation: int) -> GroupSpec:
+    """The group as it rejoins for the next cooperative round: every member reports what
+    `assignment` gave it, at `generation` (as `ConsumerCoordinator` does after a SyncGroup).
+    """
+    return replace(
+        spec,
+        members=tuple(
+            replace(m, owned=tuple(assignment[m.member_id]), generation=generation)
+            for m in spec.members
+        ),
+    )
+
+
+def received_rounds(history: Sequence[Assignment]) -> dict[TopicPartition, int]:
+    """tp -> the round from which its final owner holds it without a break (only rounds > 1).
+
+    `history[r - 1]` is round r's assignment; the result is in (topic, partition) Java order.
+
+    >>> received_rounds([{"a": [("t", 0)], "b": []}, {"a": [("t", 0)], "b": [("t", 1)]}])
+    {('t', 1): 2}
+    """
+    final = history[-1]
+    out: dict[TopicPartition, int] = {}
+    for member, tps in final.items():
+        since = len(history)
+        held = set(tps)
+        while held and since > 1:
+            earlier = held & set(history[since - 2][member])
+            for tp in held - earlier:
+                out[tp] = since
+            held = earlier
+            since -= 1
+    return dict(sorted(out.items(), key=lambda kv: (java_key(kv[0][0]), kv[0][1])))

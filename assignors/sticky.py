@@ -85,7 +85,7 @@ from __future__ import annotations
 
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from itertools import chain, repeat
 
 from assignors.model import (
@@ -94,16 +94,18 @@ from assignors.model import (
     Member,
     Rebalance,
     TopicPartition,
-    java_key,
     java_sorted,
 )
-from assignors.ownership import effective_generation, max_generation
+from assignors.ownership import (
+    MAX_ROUNDS,
+    effective_generation,
+    max_generation,
+    next_round,
+    received_rounds,
+)
 from assignors.racks import RackView, group_partition_racks, member_rack, sticky_rack_aware
 from assignors.sticky_constrained import assign_constrained
 from assignors.sticky_general import assign_general
-
-MAX_ROUNDS = 16
-"""Safety cap on replayed cooperative rounds (they converge in 2 or 3 in practice)."""
 
 _NO_OWNER = -1
 
@@ -311,31 +313,9 @@ class CooperativeStickyAssignor:
         while len(history) < MAX_ROUNDS:
             generation += 1
             last = history[-1]
-            current = replace(
-                current,
-                members=tuple(
-                    replace(m, owned=tuple(last[m.member_id]), generation=generation)
-                    for m in current.members
-                ),
-            )
+            current = next_round(current, last, generation)
             nxt = self.assign(current)
             if _same(nxt, last):
                 break
             history.append(nxt)
-        return Rebalance(history[-1], _received_rounds(history), len(history))
-
-
-def _received_rounds(history: list[Assignment]) -> dict[TopicPartition, int]:
-    """tp -> the round from which its final owner holds it without a break (only rounds > 1)."""
-    final = history[-1]
-    out: dict[TopicPartition, int] = {}
-    for member, tps in final.items():
-        since = len(history)
-        held = set(tps)
-        while held and since > 1:
-            earlier = held & set(history[since - 2][member])
-            for tp in held - earlier:
-                out[tp] = since
-            held = earlier
-            since -= 1
-    return dict(sorted(out.items(), key=lambda kv: (java_key(kv[0][0]), kv[0][1])))
+        return Rebalance(history[-1], received_rounds(history), len(history))

@@ -194,17 +194,19 @@ def check_topic(
         )
     if rows > distinct:
         problems.append(
-            Problem(
-                None,
-                None,
+            topic_warning(
                 topic,
-                WARNING,
                 Reason.DUPLICATE_PARTITION,
                 f"topic {topic!r} lists {rows - distinct} partition row(s) more than once;"
                 " duplicates ignored",
             )
         )
     return TopicStatus(count), problems
+
+
+def topic_warning(topic: str, reason: str, detail: str) -> Problem:
+    """A warning about a topic of `topic_partitions` itself (no group: group_id null)."""
+    return Problem(None, None, topic, WARNING, reason, detail)
 
 
 def null_topic_problem(rows: int) -> Problem:

@@ -65,13 +65,3 @@ def rack_group(
 
 def printed(assignment: Assignment, n: int) -> list[str]:
     return [", ".join(sorted(f"{t}-{p}" for t, p in assignment[f"consumer{i}"])) for i in range(n)]
-
-
-def parse(text: str) -> list[TopicPartition]:
-    out: list[TopicPartition] = []
-    for item in text.split(","):
-        item = item.strip()
-        if item:
-            t, p = item.rsplit("-", 1)
-            out.append((t, int(p)))
-    return out

@@ -15,7 +15,8 @@ from __future__ import annotations
 import random
 
 import pytest
-from rack_helpers import nulls, parse, printed, rack_group, racks
+from classic_helpers import tp_list
+from rack_helpers import nulls, printed, rack_group, racks
 from test_sticky import assert_valid_and_balanced
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
@@ -103,13 +104,13 @@ def test_rack_aware_sticky_facts(
     if mm is not None:
         assert rack_mismatch_count(fresh, result) == mm
     # Owning the expected result, every member keeps it.
-    owned = [parse(e) for e in expected]
+    owned = [tp_list(e) for e in expected]
     again = rack_group(T3, rf, brokers, consumers, subs, owned, generation=1)
     assert printed(run_final(cls, again), 3) == expected
 
 
 def test_uniform_owned_off_rack_moves_for_locality() -> None:
-    spec = rack_group(T3, 1, racks(3), racks(3), ALL3, [parse(o) for o in OWNED], generation=1)
+    spec = rack_group(T3, 1, racks(3), racks(3), ALL3, [tp_list(o) for o in OWNED], generation=1)
     sticky = StickyAssignor().assign(spec)
     assert printed(sticky, 3) == UNIFORM
     assert rack_mismatch_count(spec, sticky) == 0
@@ -119,7 +120,7 @@ def test_uniform_owned_off_rack_moves_for_locality() -> None:
 
 
 def test_non_equal_owned_off_rack_rf1() -> None:
-    spec = rack_group(T3, 1, racks(3), racks(3), NONEQ, [parse(o) for o in OWNED], generation=1)
+    spec = rack_group(T3, 1, racks(3), racks(3), NONEQ, [tp_list(o) for o in OWNED], generation=1)
     sticky = StickyAssignor().assign(spec)
     assert printed(sticky, 3) == NE_RF1
     assert rack_mismatch_count(spec, sticky) == 4
@@ -127,7 +128,7 @@ def test_non_equal_owned_off_rack_rf1() -> None:
     assert printed(round1, 3) == ["t1-3", "t2-1", "t3-1"]
     assert rack_mismatch_count(spec, round1) == 0
     fed_back = rack_group(
-        T3, 1, racks(3), racks(3), NONEQ, [parse(x) for x in printed(round1, 3)], generation=2
+        T3, 1, racks(3), racks(3), NONEQ, [tp_list(x) for x in printed(round1, 3)], generation=2
     )
     second = CooperativeStickyAssignor().assign(fed_back)
     assert printed(second, 3) == NE_RF1
@@ -137,7 +138,7 @@ def test_non_equal_owned_off_rack_rf1() -> None:
 def test_non_equal_owned_all_racks_match() -> None:
     """Cooperative only: Kafka's eager row here is a fresh assignment (its helper passes owned
     partitions in the subscription field only, which StickyAssignor ignores)."""
-    spec = rack_group(T3, 3, racks(3), racks(3), NONEQ, [parse(o) for o in OWNED], generation=1)
+    spec = rack_group(T3, 3, racks(3), racks(3), NONEQ, [tp_list(o) for o in OWNED], generation=1)
     round1 = CooperativeStickyAssignor().assign(spec)
     assert printed(round1, 3) == ["t1-2, t1-3, t1-4", "t2-0, t2-1, t2-2, t2-3", "t3-0, t3-1"]
     converged = CooperativeStickyAssignor().rebalance(spec).assignment
@@ -196,6 +197,24 @@ def _strip_racks(spec: GroupSpec) -> GroupSpec:
         "g",
         tuple(
             Member(m.member_id, m.topics, owned=m.owned, generation=m.generation)
+            for m in spec.members
+        ),
+        spec.topics,
+    )
+
+
+def _owning(spec: GroupSpec, assignment: Assignment) -> GroupSpec:
+    """`spec` with every member (rack kept) owning what `assignment` gave it, generation 1."""
+    return GroupSpec(
+        "g",
+        tuple(
+            Member(
+                m.member_id,
+                m.topics,
+                rack=m.rack,
+                owned=tuple(assignment[m.member_id]),
+                generation=1,
+            )
             for m in spec.members
         ),
         spec.topics,
@@ -268,21 +287,7 @@ def test_greedy_rack_step_can_lose_to_rack_blind() -> None:
 def test_identical_to_non_rack_when_racks_absent_or_disjoint(seed: int, equal: bool) -> None:
     rng = random.Random(seed)
     spec = _random_group(rng, equal)
-    owned_round = StickyAssignor().assign(spec)
-    spec = GroupSpec(
-        "g",
-        tuple(
-            Member(
-                m.member_id,
-                m.topics,
-                rack=m.rack,
-                owned=tuple(owned_round[m.member_id]),
-                generation=1,
-            )
-            for m in spec.members
-        ),
-        spec.topics,
-    )
+    spec = _owning(spec, StickyAssignor().assign(spec))
     for cls in BOTH:
         plain = cls().assign(_strip_racks(spec))
         disjoint = GroupSpec(
@@ -324,16 +329,7 @@ def test_rack_aware_cooperative_rounds_are_safe(seed: int, equal: bool) -> None:
     the eager target."""
     spec = _random_group(random.Random(seed), equal)
     first = StickyAssignor().assign(_strip_racks(spec))
-    spec = GroupSpec(
-        "g",
-        tuple(
-            Member(
-                m.member_id, m.topics, rack=m.rack, owned=tuple(first[m.member_id]), generation=1
-            )
-            for m in spec.members
-        ),
-        spec.topics,
-    )
+    spec = _owning(spec, first)
     owner_before = {tp: m for m, v in first.items() for tp in v}
     round1 = CooperativeStickyAssignor().assign(spec)
     for m, v in round1.items():
@@ -354,19 +350,5 @@ def test_constrained_rack_aware_cooperative_converges() -> None:
     """Equal subscriptions converge within Kafka's 4 extra rounds on every seed above."""
     for seed in range(150):
         spec = _random_group(random.Random(seed), True)
-        first = StickyAssignor().assign(_strip_racks(spec))
-        spec = GroupSpec(
-            "g",
-            tuple(
-                Member(
-                    m.member_id,
-                    m.topics,
-                    rack=m.rack,
-                    owned=tuple(first[m.member_id]),
-                    generation=1,
-                )
-                for m in spec.members
-            ),
-            spec.topics,
-        )
+        spec = _owning(spec, StickyAssignor().assign(_strip_racks(spec)))
         assert CooperativeStickyAssignor().rebalance(spec).rounds <= 5
