@@ -79,9 +79,25 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_INTERRUPTED
 
 
+_interrupted = False
+
+
+def _on_sigint(signum: int, frame: object) -> None:
+    """Python's own Ctrl-C behaviour (KeyboardInterrupt), remembering that it happened."""
+    global _interrupted
+    _interrupted = True
+    raise KeyboardInterrupt
+
+
 def _not_an_interrupt(record: logging.LogRecord) -> bool:
-    """Drop py4j's traceback of the KeyboardInterrupt that Ctrl-C raises mid-call."""
-    return not (record.exc_info and record.exc_info[0] is KeyboardInterrupt)
+    """Drop py4j's tracebacks of an interrupted call: the KeyboardInterrupt that Ctrl-C
+    raises mid-call, and, once Ctrl-C was pressed, the broken-connection errors py4j logs
+    while the jobs are cancelled (the user asked for the stop; one line says so)."""
+    if not record.exc_info:
+        return True
+    if record.exc_info[0] is KeyboardInterrupt:
+        return False
+    return not (_interrupted and record.name in ("root", "py4j.java_gateway", "py4j.clientserver"))
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -99,7 +115,7 @@ def _plan(args: argparse.Namespace) -> int:
     # PySpark's own SIGINT handler cancels jobs through the very py4j connection that is
     # waiting for an answer (a reentrant call that prints tracebacks); plain Python's raises
     # KeyboardInterrupt, and the output module stops the jobs before removing its temporary.
-    signal.signal(signal.SIGINT, signal.default_int_handler)
+    signal.signal(signal.SIGINT, _on_sigint)
     try:
         result = run(
             spark,

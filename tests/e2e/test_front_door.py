@@ -139,6 +139,7 @@ def test_a_foreign_directory_needs_force_and_an_empty_one_does_not(  # type: ign
         "balance_metrics",
         "elections",
         "rejected",
+        "report.html",
     ]
     assert siblings(empty) == []
 
