@@ -15,9 +15,12 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql.types import IntegerType, LongType
 
+from assignors.topics import partition_data
 from assignors.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
+from jobs.pipeline import has_weights
 from jobs.plan_assignments import run
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.tools.sample_estate import generate, write
@@ -54,10 +57,23 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
         catalog[str(topic)] = status
         # by field name: the rejected table's columns are REJECTED_FIELDS, whatever they are
         topic_rows += [tuple(getattr(p, f[0]) for f in REJECTED_FIELDS) for p in problems]
+    # the driver's per-partition data: replica racks and weights, where given
+    catalog, weight_problems = partition_data(
+        catalog,
+        [
+            (r.topic, r.partition, r.replica_racks)
+            for r in tp.itertuples()
+            if r.replica_racks is not None
+        ],
+        [(r.topic, r.partition, r.weight) for r in tp.itertuples() if not pd.isna(r.weight)],
+    )
+    topic_rows += [tuple(getattr(p, f[0]) for f in REJECTED_FIELDS) for p in weight_problems]
     members = subs.assign(kind=KIND_MEMBER, topic=None, partition=None)
     owned = cur.assign(kind=KIND_OWNED)
-    pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]
-    ctx = PlanContext(("range", "roundrobin"), True, plan_elected=True)
+    pdf = pd.concat([members, owned], ignore_index=True).reindex(columns=list(INPUT_COLUMNS))
+    ctx = PlanContext(
+        ("range", "roundrobin"), True, plan_elected=True, has_weights=has_weights(catalog)
+    )
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
     out["rejected"] = pd.concat(
@@ -68,12 +84,20 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
 
 
 def to_spark(spark, pdf: pd.DataFrame, fields):  # type: ignore[no-untyped-def]
-    def plain(v: object) -> object:
+    integral = [isinstance(f[1], IntegerType | LongType) for f in fields]
+
+    def plain(v: object, is_int: bool) -> object:
         if isinstance(v, list | tuple):
             return list(v)
-        return None if pd.isna(v) else v
+        if pd.isna(v):
+            return None
+        # pandas holds an int column with nulls as float64 (the load metrics, `lag`)
+        return int(v) if is_int and isinstance(v, float) else v
 
-    records = [tuple(plain(v) for v in row) for row in pdf.astype(object).itertuples(index=False)]
+    records = [
+        tuple(plain(v, i) for v, i in zip(row, integral, strict=True))
+        for row in pdf.astype(object).itertuples(index=False)
+    ]
     return spark.createDataFrame(records, struct(fields))
 
 
