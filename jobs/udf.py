@@ -244,8 +244,8 @@ def plan_bucket(
             out.plan(plan)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
-    for gid in sorted(offsets, key=lambda g: (g is not None, g or "")):
-        out.problems([offsets_unknown_group_problem(gid, len(offsets[gid]))])
+    for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
+        out.problems([offsets_unknown_group_problem(key, len(offsets[key]))])
     return out.frame()
 
 
