@@ -55,7 +55,7 @@ moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
 from __future__ import annotations
 
 from collections import deque
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 from assignors.model import (
     Assignment,
@@ -75,6 +75,7 @@ from assignors.ownership import (
     valid_owned,
 )
 from assignors.racks import member_rack, partition_racks, topic_racks
+from assignors.weighted import assign_by_load
 
 EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
@@ -565,18 +566,34 @@ def _withhold(
 
 
 class BalancedAssignor:
-    """The `balanced` strategy (DESIGN §4.1), run as a cooperative assignor."""
+    """The `balanced` strategy (DESIGN §4.1), run as a cooperative assignor.
+
+    `loads` (integer load per partition, `assignors.load.balance_loads`) switches objective
+    (1) from partition counts to the max member load (`balance_by = "weight" | "lag"`):
+    the target is then `assignors.weighted.assign_by_load`, a heuristic with a reported gap,
+    and the cooperative rounds work the same way.
+    """
 
     name = "balanced"
     java_class = "kafka_assignment_planner.BalancedAssignor"
 
+    def __init__(self, loads: Mapping[TopicPartition, int] | None = None) -> None:
+        self.loads = loads
+
+    def _target(self, spec: GroupSpec, owners: dict[TopicPartition, str]) -> Assignment:
+        if self.loads is None:
+            return balanced_target(spec, owners)
+        return assign_by_load(spec, self.loads, owners)
+
     def target(self, spec: GroupSpec) -> Assignment:
-        return balanced_target(spec)
+        if self.loads is None:
+            return balanced_target(spec)
+        return self._target(spec, ownership(spec)[0])
 
     def assign(self, spec: GroupSpec) -> Assignment:
         """One JoinGroup round: the target minus what another member must revoke first."""
         owners, contested = ownership(spec)
-        return _withhold(balanced_target(spec, owners), owners, contested)
+        return _withhold(self._target(spec, owners), owners, contested)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         """Rounds until nothing is withheld: a round that withholds nothing is the target,
@@ -586,7 +603,7 @@ class BalancedAssignor:
         current = spec
         while True:
             owners, contested = ownership(current)
-            target = balanced_target(current, owners)
+            target = self._target(current, owners)
             history.append(_withhold(target, owners, contested))
             if history[-1] == target or len(history) == MAX_ROUNDS:
                 return Rebalance(history[-1], received_rounds(history), len(history))

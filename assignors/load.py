@@ -27,7 +27,7 @@ from typing import Final
 
 from assignors.flow import FlowNetwork, subscription_classes
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
-from assignors.validation import WARNING, Problem, Reason, topic_warning
+from assignors.validation import WARNING, Problem, Reason, TopicStatus, topic_warning
 
 WEIGHT_SCALE: Final = 1_000_000
 """Load units per weight 1.0: weights are rounded to micro-units (round half to even).
@@ -333,6 +333,24 @@ def weight_loads(
         for t in spec.subscribed_topics()
         for p in range(spec.partition_count(t))
     }
+
+
+def group_weights(spec: GroupSpec, catalog: Mapping[str, TopicStatus]) -> dict[TopicPartition, int]:
+    """Load units of the group's partitions from the topic catalog (`TopicStatus.weights`,
+    see `assignors.topics.partition_data`); topics without weights are left out (1.0 each).
+
+    >>> from assignors.model import Member, TopicMetadata
+    >>> spec = GroupSpec("g", (Member("a", frozenset({"t", "u"})),),
+    ...                  {"t": TopicMetadata("t", 2), "u": TopicMetadata("u", 1)})
+    >>> group_weights(spec, {"t": TopicStatus(2, weights=(5, 0)), "u": TopicStatus(1)})
+    {('t', 0): 5, ('t', 1): 0}
+    """
+    out: dict[TopicPartition, int] = {}
+    for t in spec.subscribed_topics():
+        status = catalog.get(t)
+        if status is not None and status.weights:
+            out.update(((t, p), w) for p, w in enumerate(status.weights))
+    return out
 
 
 def balance_loads(

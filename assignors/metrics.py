@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from assignors.balance import rack_and_balance_metrics
+from assignors.load import LOAD_METRIC_COLUMNS
 from assignors.model import Assignment, GroupSpec, TopicPartition
 
 # (name, type) in output order; the Spark layer maps the types to Spark SQL types.
@@ -41,6 +42,8 @@ METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
     ("best_max_partitions_per_member", int),
     ("balance_gap", int),
     ("bottleneck_topics", list),
+    # load (offsets, weights): assignors.load, merged in by assignors.planner
+    *LOAD_METRIC_COLUMNS,
 )
 
 Metrics = dict[str, int | float | bool | str | list[str] | None]

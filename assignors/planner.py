@@ -16,11 +16,19 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+from assignors.balanced import BalancedAssignor
 from assignors.catalog import Strategy, StrategyCatalog
 from assignors.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
+from assignors.load import (
+    Lags,
+    balance_loads,
+    load_metrics,
+    weight_loads,
+    weight_lower_bound,
+)
 from assignors.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
 from assignors.model import GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
@@ -30,6 +38,8 @@ from assignors.validation import ERROR, WARNING, Problem, Reason
 
 __all__ = [
     "ASSIGNMENT_ROW_FIELDS",
+    "BALANCE_BY",
+    "GroupLoad",
     "GroupPlan",
     "InvalidAssignmentError",
     "internal_error",
@@ -38,9 +48,9 @@ __all__ = [
 
 log = logging.getLogger(__name__)
 
-AssignmentRow = tuple[str, str | None, str, int, str | None, int]
+AssignmentRow = tuple[str, str | None, str, int, str | None, int, int | None]
 """One `assignments` row without group and strategy (plain tuples: millions are built):
-(member_id, group_instance_id, topic, partition, previous_member_id, rebalance_round)."""
+(member_id, group_instance_id, topic, partition, previous_member_id, rebalance_round, lag)."""
 ASSIGNMENT_ROW_FIELDS = (
     "member_id",
     "group_instance_id",
@@ -48,7 +58,55 @@ ASSIGNMENT_ROW_FIELDS = (
     "partition",
     "previous_member_id",
     "rebalance_round",
+    "lag",
 )
+
+BALANCE_BY = ("count", "weight", "lag")
+"""What `balanced` balances (config `balance_by`): partition counts, weights, or lag."""
+
+
+@dataclass(frozen=True, slots=True)
+class GroupLoad:
+    """The load inputs of one group (`assignors.load`).
+
+    `lags`: partition -> lag (None when unknown) from `partition_lags`; None when the run
+    has no `offsets` table (every lag column null). `weights`: partition -> load units from
+    the topic catalog (`group_weights`); None when the input has no weights (every weight
+    column null). `balance_by`: see `BALANCE_BY` and `balanced_loads`.
+    """
+
+    lags: Lags | None = None
+    weights: Mapping[TopicPartition, int] | None = None
+    balance_by: str = "count"
+
+
+NO_LOAD = GroupLoad()
+
+
+def balanced_loads(spec: GroupSpec, load: GroupLoad) -> dict[TopicPartition, int] | None:
+    """The loads `balanced` minimises for this group, or None to balance partition counts.
+
+    Counts (exact) are used with `balance_by = "count"`, when the input the setting names is
+    absent (no weights in `topic_partitions`, no `offsets` table), and when every partition
+    of the group has the same load: then the max load is a multiple of the max count, and the
+    exact count optimum is also the load optimum. Unknown lags count as 0 (never guessed).
+
+    >>> from assignors.model import Member, TopicMetadata
+    >>> spec = GroupSpec("g", (Member("a", frozenset({"t"})),), {"t": TopicMetadata("t", 2)})
+    >>> balanced_loads(spec, GroupLoad({("t", 0): 5, ("t", 1): None}, None, "lag"))
+    {('t', 0): 5, ('t', 1): 0}
+    >>> balanced_loads(spec, GroupLoad({("t", 0): 5, ("t", 1): 5}, None, "lag")) is None
+    True
+    >>> balanced_loads(spec, GroupLoad({("t", 0): 5}, None, "weight")) is None
+    True
+    """
+    by = load.balance_by
+    if by == "count" or (by == "weight" and load.weights is None):
+        return None
+    if by == "lag" and load.lags is None:
+        return None
+    loads = balance_loads(spec, by, load.lags, load.weights)
+    return loads if len(set(loads.values())) > 1 else None
 
 
 @dataclass(slots=True)
@@ -98,6 +156,7 @@ def plan_group(
     default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
     plugins_allowed: frozenset[str] = frozenset(),
     isolate_interrupts: bool = False,
+    load: GroupLoad = NO_LOAD,
 ) -> GroupPlan:
     """Plan `spec` under each strategy of the catalog, and under `elected` if it says so.
 
@@ -108,6 +167,8 @@ def plan_group(
     whose members share no strategy gets no `elected` plan and a warning.
     `isolate_interrupts`: a plugin's KeyboardInterrupt fails its strategy like any exception.
     Only the executor path sets it: there it cannot be a real Ctrl-C on the driver.
+    `load`: the group's lags and weights (`GroupLoad`): the load columns of every metrics
+    row, the `lag` of every assignment row, and what `balanced` balances.
     """
     if isinstance(strategies, StrategyCatalog):
         catalog = strategies
@@ -120,7 +181,10 @@ def plan_group(
         )
     previous = previous_owners(spec) if has_current_assignment else None
     out = GroupPlan(spec.group_id)
-    runner = _Runner(spec, previous, out.problems, isolate_interrupts)
+    runner = _Runner(spec, previous, out.problems, isolate_interrupts, load)
+    if load.weights is not None:  # the same on every strategy row: computed once
+        runner.weight_bound = weight_lower_bound(spec, weight_loads(spec, load.weights))
+    runner.balanced_loads = balanced_loads(spec, load)
     for strategy, assignor in catalog.assignors():
         plan = runner.run(strategy, assignor)
         if plan is not None:
@@ -170,6 +234,9 @@ class _Runner:
     previous: dict[TopicPartition, str] | None
     problems: list[Problem]
     isolate_interrupts: bool
+    load: GroupLoad = NO_LOAD
+    weight_bound: int | None = None
+    balanced_loads: dict[TopicPartition, int] | None = None
 
     def run(
         self, strategy: Strategy, assignor: Assignor, column: str | None = None
@@ -177,6 +244,8 @@ class _Runner:
         """The plan of `strategy`; None (and a problem for `column`, default the strategy's
         protocol) when it failed."""
         label = column or strategy.protocol
+        if self.balanced_loads is not None and isinstance(assignor, BalancedAssignor):
+            assignor = BalancedAssignor(self.balanced_loads)  # balance_by weight or lag
         try:
             result = rebalance(assignor, self.spec)
         except BaseException as exc:
@@ -198,11 +267,24 @@ class _Runner:
         prev = self.previous or {}
         instance = {m.member_id: m.group_instance_id for m in spec.members}
         rounds = result.received_round
+        lags = self.load.lags
+        lag_of = lags.get if lags is not None else _no_lag
         rows: list[AssignmentRow] = [
-            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1))
+            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1),
+             lag_of(tp))
             for member_id, tps in assignment.items()
             for tp in tps
-        ]
+        ]  # fmt: skip
+        metrics.update(
+            load_metrics(
+                spec,
+                assignment,
+                lags,
+                self.load.weights,
+                self.previous,
+                weight_bound=self.weight_bound,
+            )
+        )
         return StrategyPlan(name, rows, metrics)
 
     def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
@@ -211,6 +293,10 @@ class _Runner:
             return
         detail = f"strategy {strategy.protocol!r} failed: {type(exc).__name__}: {exc}"
         self.problems.append(Problem(self.spec.group_id, None, None, ERROR, reason, detail, label))
+
+
+def _no_lag(_: TopicPartition) -> None:
+    return None
 
 
 def _failure_reason(builtin: bool, exc: BaseException, isolate_interrupts: bool) -> str | None:

@@ -130,6 +130,16 @@ class TopicStatus:
     partition_count: int
     error: str | None = None
     detail: str = ""
+    # Per partition, its replica racks (KIP-881; `assignors.racks.normalize_racks` rules):
+    # empty when the topic has no rack information, so the broadcast catalog stays small.
+    replica_racks: tuple[frozenset[str], ...] = field(default=(), repr=False)
+    # Per partition, its load units (`assignors.load.partition_weights`); empty when every
+    # weight of the topic is null (1.0 each).
+    weights: tuple[int, ...] = field(default=(), repr=False)
+
+    def metadata(self, topic: str) -> TopicMetadata:
+        """The topic as the assignors see it (partition count and replica racks)."""
+        return TopicMetadata(topic, self.partition_count, self.replica_racks)
 
 
 @dataclass(frozen=True, slots=True)
@@ -613,7 +623,7 @@ def build_group(
         return None, found.items
 
     topics_meta = {
-        t: TopicMetadata(t, status.partition_count)
+        t: status.metadata(t)
         for t in {t for d in drafts for t in d.topics}
         if (status := catalog.get(t)) is not None
     }
@@ -637,7 +647,7 @@ def build_group(
             departed[member_id] = unique
         for topic, _ in unique:
             if topic not in topics_meta:
-                topics_meta[topic] = TopicMetadata(topic, catalog[topic].partition_count)
+                topics_meta[topic] = catalog[topic].metadata(topic)
 
     members_out = tuple(
         Member(

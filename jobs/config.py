@@ -18,12 +18,13 @@ from pathlib import Path
 from typing import Any
 
 from assignors.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.planner import BALANCE_BY
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
 
 # The known keys of each section. A feature with a new setting adds its key here.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "planner": ("strategies", "default_assignment_strategies"),
+    "planner": ("strategies", "default_assignment_strategies", "balance_by"),
     "execution": ("buckets", "output_files"),
     "spark": (),  # any Spark property
 }
@@ -41,6 +42,8 @@ class PlannerConfig:
     output_files: int = 2
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
+    # what the `balanced` strategy balances: "count" | "weight" | "lag" (issue 9)
+    balance_by: str = "count"
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -50,6 +53,7 @@ class PlannerConfig:
             "output_files": self.output_files,
             "spark": dict(self.spark),
             "source": self.source,
+            "balance_by": self.balance_by,
         }
 
 
@@ -67,6 +71,14 @@ def _positive_int(table: dict[str, Any], key: str, default: int, src: str, minim
     if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
         raise ConfigError(f"{src}: execution.{key} must be an integer >= {minimum}, got {value!r}")
     return value
+
+
+def _balance_by(table: dict[str, Any], src: str) -> str:
+    value = table.get("balance_by", "count")
+    if value not in BALANCE_BY:
+        choices = ", ".join(repr(b) for b in BALANCE_BY)
+        raise ConfigError(f"{src}: planner.balance_by must be one of {choices}, got {value!r}")
+    return str(value)
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
@@ -201,6 +213,7 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         output_files=_positive_int(execution, "output_files", 2, src, 1),
         spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
+        balance_by=_balance_by(planner, src),
     )
 
 

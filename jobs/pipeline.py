@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -21,6 +21,7 @@ from assignors.registry import (
     classic_protocol_name,
     resolve,
 )
+from assignors.topics import partition_data
 from assignors.validation import (
     ERROR,
     NOT_PLANNED,
@@ -35,6 +36,7 @@ from jobs.schemas import (
     CURRENT_ASSIGNMENT,
     KIND_ASSIGNMENT,
     KIND_REJECTED,
+    OFFSETS,
     OUTPUT_TABLES,
     PAYLOAD,
     SUBSCRIPTIONS,
@@ -46,6 +48,7 @@ from jobs.summary import strategy_summary
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
+    KIND_OFFSETS,
     KIND_OWNED,
     PlanContext,
     bucket_function,
@@ -124,7 +127,11 @@ def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
 def topic_catalog(
     topic_partitions: DataFrame,
 ) -> tuple[dict[str, TopicStatus], list[Problem]]:
-    """Aggregate `topic_partitions` per topic on the cluster; classify topics on the driver."""
+    """Aggregate `topic_partitions` per topic on the cluster; classify topics on the driver.
+
+    Usable topics carry their partitions' replica racks and weights where the input gives
+    them (`assignors.topics.partition_data`; INVALID_WEIGHT warnings once per topic).
+    """
     stats = (
         topic_partitions.groupBy("topic")
         .agg(
@@ -133,6 +140,13 @@ def topic_catalog(
             F.min("partition").alias("lowest"),
             F.max("partition").alias("highest"),
             F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
+            # per-partition data, only where given (collect_list skips nulls)
+            F.collect_list(
+                F.when(F.col("replica_racks").isNotNull(), F.struct("partition", "replica_racks"))
+            ).alias("racks"),
+            F.collect_list(
+                F.when(F.col("weight").isNotNull(), F.struct("partition", "weight"))
+            ).alias("weights"),
         )
         .collect()
     )
@@ -147,11 +161,23 @@ def topic_catalog(
         )
         catalog[r["topic"]] = status
         problems.extend(found)
-    return catalog, problems
+    catalog, weight_problems = partition_data(
+        catalog,
+        ((r["topic"], x["partition"], x["replica_racks"]) for r in stats for x in r["racks"]),
+        ((r["topic"], x["partition"], x["weight"]) for r in stats for x in r["weights"]),
+    )
+    return catalog, problems + weight_problems
 
 
-def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: int) -> DataFrame:
-    """Members and owned partitions in one frame (`kind` tells them apart), with a bucket."""
+def planner_input(
+    subscriptions: DataFrame,
+    current: DataFrame | None,
+    buckets: int,
+    offsets: DataFrame | None = None,
+) -> DataFrame:
+    """Members, owned partitions and offsets in one frame (`kind` tells them apart), with a
+    bucket: each group's rows meet in one bucket, so the lags are joined to the group's
+    partitions in the UDF, with no second shuffle of the assignment rows."""
     # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
     # range, which the planner reports instead of failing on a cast. The array columns travel
     # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> measured ~6x slower
@@ -168,6 +194,7 @@ def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: 
         ],
         F.lit(None).cast("string").alias("topic"),
         F.lit(None).cast("bigint").alias("partition"),
+        *_no_offsets(),
     )
     frames = [members]
     if current is not None:
@@ -182,13 +209,33 @@ def planner_input(subscriptions: DataFrame, current: DataFrame | None, buckets: 
             ],
             "topic",
             F.col("partition").cast("bigint").alias("partition"),
+            *_no_offsets(),
         )
         frames.append(owned)
+    if offsets is not None:
+        frames.append(_offsets_rows(offsets, typed))
     union = frames[0]
     for f in frames[1:]:
         union = union.unionByName(f)
     assert tuple(union.columns) == INPUT_COLUMNS, union.columns
     return union.withColumn("bucket", F.pmod(F.xxhash64("group_id"), F.lit(buckets)))
+
+
+def _no_offsets() -> list[Column]:
+    return [F.lit(None).cast("bigint").alias(c) for c in ("committed_offset", "log_end_offset")]
+
+
+def _offsets_rows(offsets: DataFrame, typed: dict[str, T.DataType]) -> DataFrame:
+    """`offsets` rows as planner input rows (kind KIND_OFFSETS; offsets as bigint)."""
+    return offsets.select(
+        F.lit(KIND_OFFSETS).alias("kind"),
+        "group_id",
+        *[F.lit(None).cast(typed[c]).alias(c) for c in SUBSCRIPTIONS_COLUMNS if c != "group_id"],
+        "topic",
+        F.col("partition").cast("bigint").alias("partition"),
+        F.col("committed_offset").cast("bigint").alias("committed_offset"),
+        F.col("log_end_offset").cast("bigint").alias("log_end_offset"),
+    )
 
 
 def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
@@ -248,7 +295,6 @@ def run(
         log.info("reading inputs from %s", input_dir)
         tables = io.read_inputs(spark, input_dir)
         input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
-        # `offsets` is read for its schema check only: lag metrics come with a later issue.
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
         catalog, topic_problems = topic_catalog(topic_partitions)
@@ -344,14 +390,18 @@ def _planned(
     subscriptions = tables[SUBSCRIPTIONS.name]
     assert subscriptions is not None  # invariant: read_inputs raises for required tables
     current = tables[CURRENT_ASSIGNMENT.name]
+    offsets = tables[OFFSETS.name]
     ctx = PlanContext(
         strategies=tuple(s for s in config.strategies if s != ELECTED),
         has_current_assignment=current is not None,
         plan_elected=ELECTED in config.strategies,
         default_strategies=config.default_assignment_strategies,
+        has_offsets=offsets is not None,
+        has_weights=has_weights(catalog_value()),
+        balance_by=config.balance_by,
     )
     wide = (
-        planner_input(subscriptions, current, buckets)
+        planner_input(subscriptions, current, buckets, offsets)
         # One task per bucket, spread over every core: AQE would coalesce the shuffle into
         # fewer, uneven tasks (an explicit repartition is left alone).
         .repartition(buckets, "bucket")
@@ -361,6 +411,12 @@ def _planned(
     if topic_problems:
         wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
     return wide
+
+
+def has_weights(catalog: dict[str, TopicStatus]) -> bool:
+    """Whether the input gives weights: some usable topic has a non-null weight (else every
+    weight column is null, never 1.0 per partition)."""
+    return any(status.weights for status in catalog.values())
 
 
 def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:

@@ -186,6 +186,8 @@ ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("partition", INT, False),
     ("previous_member_id", STRING, True),
     ("rebalance_round", INT, False),
+    # the partition's lag from `offsets` (null: unknown, or no offsets table)
+    ("lag", LONG, True),
 )
 BALANCE_METRICS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),

@@ -23,6 +23,8 @@ def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
             F.sum("moved_partition_count").alias("moved"),
             F.sum("idle_member_count").alias("idle_members"),
             F.sum(F.when(~F.col("is_valid"), 1).otherwise(0)).alias("invalid"),
+            # the worst backlog one member holds under the strategy (null without offsets)
+            F.max("max_member_lag").alias("max_member_lag"),
         )
         .orderBy("strategy")
         .collect()
@@ -68,14 +70,15 @@ def format_summary(result: RunResult) -> str:
         ),
         "",
         f"{'strategy':<20} {'groups':>8} {'partitions':>11} {'balanced':>9} {'worst spread':>13}"
-        f" {'moved':>9} {'idle members':>13}",
+        f" {'moved':>9} {'idle members':>13} {'max member lag':>15}",
     ]
     for s in result.summary:
         moved = "-" if s["moved"] is None else str(s["moved"])
+        lag = s.get("max_member_lag")
         lines.append(
             f"{s['strategy']:<20} {s['groups']:>8} {s['partitions'] or 0:>11}"
             f" {100 * (s['fully_balanced_share'] or 0):>8.1f}% {s['worst_spread'] or 0:>13}"
-            f" {moved:>9} {s['idle_members'] or 0:>13}"
+            f" {moved:>9} {s['idle_members'] or 0:>13} {'-' if lag is None else lag:>15}"
         )
     out = m["output"]
     lines += [

@@ -22,7 +22,21 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from assignors.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
-from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, internal_error, plan_group
+from assignors.load import (
+    OffsetRow,
+    group_partitions,
+    group_weights,
+    offsets_unknown_group_problem,
+    partition_lags,
+)
+from assignors.model import GroupSpec
+from assignors.planner import (
+    ASSIGNMENT_ROW_FIELDS,
+    GroupLoad,
+    GroupPlan,
+    internal_error,
+    plan_group,
+)
 from assignors.validation import (
     ERROR,
     NOT_PLANNED,
@@ -48,6 +62,7 @@ from jobs.schemas import (
 )
 
 KIND_MEMBER, KIND_OWNED = "m", "o"
+KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the members
 INPUT_COLUMNS = (
     "kind",
     "group_id",
@@ -60,6 +75,8 @@ INPUT_COLUMNS = (
     "generation",
     "topic",
     "partition",
+    "committed_offset",
+    "log_end_offset",
 )
 
 
@@ -78,6 +95,11 @@ class PlanContext:
     plan_elected: bool = False
     default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
     catalog: StrategyCatalog = field(init=False, repr=False, compare=False)
+    # load (issue 9): an `offsets` table was given (else every lag is null); the input has
+    # weights (else every weight column is null); what `balanced` balances
+    has_offsets: bool = False
+    has_weights: bool = False
+    balance_by: str = "count"
 
     def __post_init__(self) -> None:
         names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
@@ -113,21 +135,27 @@ def _string_lists(col: pd.Series) -> list[list[str | None] | None]:
     ]
 
 
-def plan_bucket(
-    pdf: pd.DataFrame,
-    catalog: Mapping[str, TopicStatus],
-    ctx: PlanContext,
-    isolate_interrupts: bool = False,
-) -> pd.DataFrame:
-    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
+@dataclass
+class _Rows:
+    """A bucket's input rows by group."""
 
-    `catalog` is the topic catalog; the strategies come from `ctx.catalog`. A bug that
-    escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
-    groups of the bucket are still planned. `isolate_interrupts` is set on the executors
-    only (see `plan_group`)."""
-    out = _Output()
-    members: dict[str | None, list[MemberRow]] = {}
-    owned: dict[str, list[OwnedRow]] = {}
+    members: dict[str | None, list[MemberRow]] = field(default_factory=dict)
+    owned: dict[str, list[OwnedRow]] = field(default_factory=dict)
+    offsets: dict[str | None, list[OffsetRow]] = field(default_factory=dict)
+
+
+def _offsets_columns(pdf: pd.DataFrame) -> tuple[list[int | None], list[int | None]]:
+    # A frame without the offsets columns (a plain pandas caller) has no offsets rows.
+    if "committed_offset" not in pdf:
+        return [None] * len(pdf), [None] * len(pdf)
+    return _ints(pdf["committed_offset"]), _ints(pdf["log_end_offset"])
+
+
+def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:
+    """Sort the rows of `INPUT_COLUMNS` by kind and group (owned rows without a group are
+    reported at once)."""
+    found = _Rows()
+    committed, log_end = _offsets_columns(pdf)
     rows = zip(
         pdf["kind"].tolist(),
         _nullable(pdf["group_id"]),
@@ -140,31 +168,73 @@ def plan_bucket(
         _ints(pdf["generation"]),
         _nullable(pdf["topic"]),
         _ints(pdf["partition"]),
+        committed,
+        log_end,
         strict=True,
     )
-    for kind, gid, mid, instance, rack, topics, pattern, strategies, gen, topic, part in rows:
+    for kind, gid, mid, instance, rack, topics, pattern, strategies, gen, topic, part, c, e in rows:
         if kind == KIND_MEMBER:
-            members.setdefault(gid, []).append(
+            found.members.setdefault(gid, []).append(
                 MemberRow(mid, instance, rack, topics, pattern, strategies, gen)
             )
+        elif kind == KIND_OFFSETS:
+            found.offsets.setdefault(gid, []).append(OffsetRow(topic, part, c, e))
         elif gid is None:
             out.problems([owned_without_group(OwnedRow(mid, topic, part))])
         else:
-            owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
+            found.owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
+    return found
 
+
+def group_load(
+    spec: GroupSpec,
+    offsets: Sequence[OffsetRow],
+    catalog: Mapping[str, TopicStatus],
+    ctx: PlanContext,
+) -> tuple[GroupLoad, list[Problem]]:
+    """The group's lags (from its `offsets` rows) and weights (from the catalog)."""
+    problems: list[Problem] = []
+    lags = None
+    if ctx.has_offsets:
+        lags, problems = partition_lags(offsets, group_partitions(spec), spec.group_id)
+    weights = group_weights(spec, catalog) if ctx.has_weights else None
+    return GroupLoad(lags, weights, ctx.balance_by), problems
+
+
+def plan_bucket(
+    pdf: pd.DataFrame,
+    catalog: Mapping[str, TopicStatus],
+    ctx: PlanContext,
+    isolate_interrupts: bool = False,
+) -> pd.DataFrame:
+    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
+
+    `catalog` is the topic catalog; the strategies come from `ctx.catalog`. A bug that
+    escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
+    groups of the bucket are still planned. `isolate_interrupts` is set on the executors
+    only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
+    rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings."""
+    out = _Output()
+    rows = _read_rows(pdf, out)
+    members, owned, offsets = rows.members, rows.owned, rows.offsets
     strategies, current = ctx.catalog, ctx.has_current_assignment
     resolve_pattern = PatternResolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
+        group_offsets = offsets.pop(gid, [])
         try:
             spec, problems = build_group(
                 gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
             )
             plan = None
             if spec is not None:
-                plan = plan_group(spec, strategies, current, isolate_interrupts=isolate_interrupts)
+                load, found = group_load(spec, group_offsets, catalog, ctx)
+                problems += found
+                plan = plan_group(
+                    spec, strategies, current, isolate_interrupts=isolate_interrupts, load=load
+                )
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, plan = [internal_error(gid, None, exc)], None
         out.problems(problems)
@@ -174,6 +244,8 @@ def plan_bucket(
             out.plan(plan)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
+    for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
+        out.problems([offsets_unknown_group_problem(key, len(offsets[key]))])
     return out.frame()
 
 

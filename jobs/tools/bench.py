@@ -6,6 +6,7 @@ rows to the same three tables, the same way (fixed hash partitioning, sorted fil
 floor and job so that machine noise hits both alike; medians and their ratio are printed.
 
     python -m jobs.tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
+    python -m jobs.tools.bench --groups 100000 --offsets   # with an offsets table
     python -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
 """
 
@@ -131,16 +132,21 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--work", type=Path, default=Path("data/bench"))
+    p.add_argument(
+        "--offsets",
+        action="store_true",
+        help="the estate includes an offsets table (one row per group and partition)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.scenario == "big-group":
         big_group(args)
         return
 
-    estate = args.work / f"estate-{args.groups}-{args.seed}"
+    estate = args.work / f"estate-{args.groups}-{args.seed}{'-offsets' if args.offsets else ''}"
     if not (estate / "_SUCCESS").exists():
         t = time.monotonic()
-        write(generate(args.groups, args.seed), estate, files=4)
+        write(generate(args.groups, args.seed, offsets=args.offsets), estate, files=4)
         (estate / "_SUCCESS").touch()
         print(f"generated estate in {time.monotonic() - t:.1f} s: {estate}", flush=True)
     config: PlannerConfig = load_config(strategies=args.strategies)
@@ -178,6 +184,7 @@ def main(argv: list[str] | None = None) -> None:
         "input_rows": manifest["input_rows"],
         "output_rows": manifest["output_rows"],
         "strategies": list(config.strategies),
+        "offsets": args.offsets,
         "job_seconds": [round(x, 2) for x in job_times],
         "floor_seconds": [round(x, 2) for x in floor_times],
         "job_median": round(job, 2),

@@ -3,7 +3,9 @@
 Shapes follow real estates: topics shared by many groups, partition counts skewed small
 (1-64), 1-20 members per group (median 4), a share of static members, some heterogeneous
 subscriptions, some groups with a current assignment (with departed members and stale
-generations), a few members listing their preferred strategies. `--bad-rows` adds a handful
+generations), a few members listing their preferred strategies, replica racks and weights on
+every partition, and (unless `--no-offsets`) an `offsets` table: small lags, a few hot
+partitions with a large backlog, some partitions never committed. `--bad-rows` adds a handful
 of broken rows so that the `rejected` table has something to show.
 
     python -m jobs.tools.sample_estate --groups 300 --out data/sample
@@ -63,12 +65,26 @@ SCHEMAS = {
             ("partition", pa.int32()),
         ]
     ),
+    "offsets": pa.schema(
+        [
+            ("group_id", pa.string()),
+            ("topic", pa.string()),
+            ("partition", pa.int32()),
+            ("committed_offset", pa.int64()),
+            ("log_end_offset", pa.int64()),
+        ]
+    ),
 }
 RACKS = ("use1-az1", "use1-az2", "use1-az3")
 
 
-def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, dict[str, list[Any]]]:
-    """Column lists per table for an estate of `groups` groups (deterministic for a seed)."""
+def generate(
+    groups: int, seed: int = 7, bad_rows: bool = False, offsets: bool = False
+) -> dict[str, dict[str, list[Any]]]:
+    """Column lists per table for an estate of `groups` groups (deterministic for a seed).
+
+    `offsets` adds an `offsets` table (see `offsets_table`); the other tables are the same
+    with or without it."""
     rng = random.Random(seed)
     n_topics = max(4, groups // 20)
     topics = [
@@ -87,10 +103,12 @@ def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, di
 
     subs: dict[str, list[Any]] = {k: [] for k in SCHEMAS["subscriptions"].names}
     cur: dict[str, list[Any]] = {k: [] for k in SCHEMAS["current_assignment"].names}
+    consumed: list[tuple[str, list[str]]] = []  # (group, its topics) for the offsets
     for g in range(groups):
         gid = f"{rng.choice(('svc', 'etl', 'stream', 'app'))}-{g:06d}"
         n_members = rng.choices(MEMBER_CHOICES, MEMBER_WEIGHTS)[0]
         group_topics = rng.sample(topics, k=rng.choices((1, 2, 3), (5, 3, 2))[0])
+        consumed.append((gid, group_topics))
         static = rng.random() < 0.2
         heterogeneous = len(group_topics) > 1 and rng.random() < 0.25
         strategies = rng.choice(STRATEGY_LISTS)
@@ -126,7 +144,34 @@ def generate(groups: int, seed: int = 7, bad_rows: bool = False) -> dict[str, di
 
     if bad_rows and groups >= 3:
         _add_bad_rows(subs, tp, topics)
-    return {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
+    tables = {"topic_partitions": tp, "subscriptions": subs, "current_assignment": cur}
+    if offsets:
+        tables["offsets"] = offsets_table(consumed, count, seed)
+    return tables
+
+
+def offsets_table(
+    consumed: list[tuple[str, list[str]]], count: dict[str, int], seed: int
+) -> dict[str, list[Any]]:
+    """One `offsets` row per group and partition it consumes, as a snapshot of
+    `kafka-consumer-groups.sh --describe` would give: most lags small, a few hot partitions
+    with a large backlog (1%), some partitions never committed (3%: null committed offset).
+    Its own random stream, so the other tables do not change with it."""
+    rng = random.Random(seed * 7919 + 1)
+    out: dict[str, list[Any]] = {k: [] for k in SCHEMAS["offsets"].names}
+    for gid, topics in consumed:
+        for t in sorted(topics):
+            for p in range(count[t]):
+                log_end = rng.randint(10_000, 50_000_000)
+                roll = rng.random()
+                hot = roll < 0.01
+                lag = rng.randint(200_000, 2_000_000) if hot else int(rng.expovariate(1 / 300))
+                out["group_id"].append(gid)
+                out["topic"].append(t)
+                out["partition"].append(p)
+                out["committed_offset"].append(None if roll > 0.97 else max(0, log_end - lag))
+                out["log_end_offset"].append(log_end)
+    return out
 
 
 def big_group(
@@ -238,9 +283,10 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--groups", type=int, default=300)
     p.add_argument("--seed", type=int, default=7)
     p.add_argument("--bad-rows", action="store_true", help="add a few broken rows")
+    p.add_argument("--no-offsets", action="store_true", help="leave out the offsets table")
     p.add_argument("--out", type=Path, required=True)
     args = p.parse_args(argv)
-    tables = generate(args.groups, args.seed, args.bad_rows)
+    tables = generate(args.groups, args.seed, args.bad_rows, offsets=not args.no_offsets)
     write(tables, args.out)
     rows = ", ".join(f"{k}={len(next(iter(v.values())))}" for k, v in tables.items())
     print(f"sample estate: {args.groups} groups -> {args.out} ({rows})")

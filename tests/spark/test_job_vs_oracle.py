@@ -15,15 +15,19 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from pyspark.sql.types import IntegerType, LongType
 
+from assignors.topics import partition_data
 from assignors.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
+from jobs.pipeline import has_weights
 from jobs.plan_assignments import run
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.tools.sample_estate import generate, write
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
+    KIND_OFFSETS,
     KIND_OWNED,
     PlanContext,
     plan_bucket,
@@ -35,7 +39,9 @@ pytestmark = pytest.mark.spark
 STRATEGIES = ("range", "roundrobin", "elected")
 
 
-def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
+def oracle(
+    input_dir: Path, strategies: tuple[str, ...] = ("range", "roundrobin")
+) -> dict[str, pd.DataFrame]:
     tp = pq.read_table(input_dir / "topic_partitions").to_pandas()
     subs = pq.read_table(input_dir / "subscriptions").to_pandas()
     cur = pq.read_table(input_dir / "current_assignment").to_pandas()
@@ -54,10 +60,31 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
         catalog[str(topic)] = status
         # by field name: the rejected table's columns are REJECTED_FIELDS, whatever they are
         topic_rows += [tuple(getattr(p, f[0]) for f in REJECTED_FIELDS) for p in problems]
+    # the driver's per-partition data: replica racks and weights, where given
+    catalog, weight_problems = partition_data(
+        catalog,
+        [
+            (r.topic, r.partition, r.replica_racks)
+            for r in tp.itertuples()
+            if r.replica_racks is not None
+        ],
+        [(r.topic, r.partition, r.weight) for r in tp.itertuples() if not pd.isna(r.weight)],
+    )
+    topic_rows += [tuple(getattr(p, f[0]) for f in REJECTED_FIELDS) for p in weight_problems]
     members = subs.assign(kind=KIND_MEMBER, topic=None, partition=None)
     owned = cur.assign(kind=KIND_OWNED)
-    pdf = pd.concat([members, owned], ignore_index=True)[list(INPUT_COLUMNS)]
-    ctx = PlanContext(("range", "roundrobin"), True, plan_elected=True)
+    frames = [members, owned]
+    has_offsets = (input_dir / "offsets").exists()
+    if has_offsets:  # offsets rows ride with their group's members (issue 9)
+        frames.append(pq.read_table(input_dir / "offsets").to_pandas().assign(kind=KIND_OFFSETS))
+    pdf = pd.concat(frames, ignore_index=True).reindex(columns=list(INPUT_COLUMNS))
+    ctx = PlanContext(
+        strategies,
+        True,
+        plan_elected=True,
+        has_weights=has_weights(catalog),
+        has_offsets=has_offsets,
+    )
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
     out["rejected"] = pd.concat(
@@ -71,12 +98,20 @@ def oracle(input_dir: Path) -> dict[str, pd.DataFrame]:
 
 
 def to_spark(spark, pdf: pd.DataFrame, fields):  # type: ignore[no-untyped-def]
-    def plain(v: object) -> object:
+    integral = [isinstance(f[1], IntegerType | LongType) for f in fields]
+
+    def plain(v: object, is_int: bool) -> object:
         if isinstance(v, list | tuple):
             return list(v)
-        return None if pd.isna(v) else v
+        if pd.isna(v):
+            return None
+        # pandas holds an int column with nulls as float64 (the load metrics, `lag`)
+        return int(v) if is_int and isinstance(v, float) else v
 
-    records = [tuple(plain(v) for v in row) for row in pdf.astype(object).itertuples(index=False)]
+    records = [
+        tuple(plain(v, i) for v, i in zip(row, integral, strict=True))
+        for row in pdf.astype(object).itertuples(index=False)
+    ]
     return spark.createDataFrame(records, struct(fields))
 
 
@@ -103,6 +138,30 @@ def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:
     assert groups["input"] == subscriptions["group_id"].dropna().nunique()
     assert groups["input"] == groups["planned"] + groups["rejected"]
     assert groups["rejected"] == 3
+
+
+def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    # Issue 9: offsets rows in the planner input's union, lags per group in the UDF, the
+    # `lag` column and the load metrics: the Spark path equals the plain-pandas one.
+    estate = tmp_path / "in"
+    tables = generate(70, seed=17, bad_rows=True, offsets=True)
+    tables["offsets"]["group_id"][:3] = ["ghost", None, "ghost"]  # OFFSETS_UNKNOWN_GROUP etc.
+    write(tables, estate)
+    strategies = ("range", "sticky", "balanced", "elected")
+    config = PlannerConfig(strategies=strategies, buckets=5, output_files=2)
+    run(spark, str(estate), str(tmp_path / "out"), config)
+    expected = oracle(estate, strategies[:-1])
+    for name, fields in OUTPUT_TABLES.values():
+        actual = spark.read.parquet(str(tmp_path / "out" / name)).select(*[f[0] for f in fields])
+        assert_df_equality(
+            actual,
+            to_spark(spark, expected[name], fields),
+            ignore_row_order=True,
+            ignore_nullable=True,
+        )
+    reasons = set(expected["rejected"]["reason"])
+    assert {"OFFSETS_UNKNOWN_GROUP", "OFFSETS_NULL_KEY"} <= reasons
+    assert expected["assignments"]["lag"].notna().any()
 
 
 def shuffled_copy(tables: dict[str, dict[str, list[Any]]], seed: int) -> dict[str, Any]:
