@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from assignors.catalog import Strategy, StrategyCatalog
 from assignors.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
 from assignors.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
-from assignors.model import GroupSpec, Rebalance, TopicPartition
+from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.plugins import InvalidAssignmentError
 from assignors.registry import ELECTED, Assignor
@@ -56,6 +56,8 @@ class StrategyPlan:
     strategy: str
     rows: list[AssignmentRow] = field(default_factory=list)
     metrics: Metrics = field(default_factory=dict)
+    # the plan itself (member -> partitions): the steady state of the what-if rebalances
+    assignment: Assignment = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -159,7 +161,9 @@ def _plan_elected(
         done = runner.run(strategy, strategy.factory(), column=ELECTED)
         if done is None:
             return None
-    return StrategyPlan(ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen})
+    return StrategyPlan(
+        ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen}, done.assignment
+    )
 
 
 @dataclass(slots=True)
@@ -203,7 +207,7 @@ class _Runner:
             for member_id, tps in assignment.items()
             for tp in tps
         ]
-        return StrategyPlan(name, rows, metrics)
+        return StrategyPlan(name, rows, metrics, assignment)
 
     def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
         if reason == Reason.INTERNAL_ERROR:

@@ -29,6 +29,7 @@ from assignors.validation import (
     check_topic,
     null_topic_problem,
 )
+from assignors.whatif import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.schemas import (
@@ -58,6 +59,8 @@ SORT_KEYS = {
     "balance_metrics": ("group_id", "strategy"),
     "elections": ("group_id",),
     "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
+    "rebalance_costs": ("group_id", "strategy", "scenario"),
+    "recommendations": ("group_id",),
 }
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 
@@ -97,7 +100,40 @@ def check_strategies(config: PlannerConfig) -> list[str]:
     dupes = sorted({p for p in protocols if protocols.count(p) > 1})
     if dupes:
         raise ConfigError(f"strategies name the same assignor twice: {', '.join(dupes)}")
+    whatif_settings(config)  # recommend_from too: a typo there stops the job now
     return protocols
+
+
+def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
+    """The what-if settings of the config, `recommend_from` as protocol names.
+
+    A `recommend_from` entry is a built-in strategy (protocol or Kafka class name, `balanced`
+    included) or a plugin configured in `strategies` (by class path or protocol name); any
+    other name is a ConfigError. A candidate the run does not plan is never recommended.
+    """
+    plugins: dict[str, str] = {}
+    for name in config.strategies:
+        if name != ELECTED and canonical_name(name) is None:
+            try:
+                protocol = resolve(name)[0]
+            except UnknownStrategyError as exc:
+                raise ConfigError(str(exc)) from exc
+            plugins[name.strip()] = plugins[protocol] = protocol
+    candidates = []
+    for name in config.recommend_from:
+        found = canonical_name(name) or plugins.get(name.strip())
+        if found is None:
+            raise ConfigError(
+                f"recommend_from: {name!r} is neither a built-in strategy nor a plugin"
+                " configured in strategies"
+            )
+        candidates.append(found)
+    return WhatIfSettings(
+        scenarios=config.scenarios,
+        max_members=config.scenario_max_members,
+        max_partitions=config.scenario_max_partitions,
+        recommend_from=tuple(dict.fromkeys(candidates)),
+    )
 
 
 def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
@@ -328,6 +364,7 @@ def _planned(
         has_current_assignment=current is not None,
         plan_elected=ELECTED in config.strategies,
         default_strategies=config.default_assignment_strategies,
+        whatif=whatif_settings(config),
     )
     wide = (
         planner_input(subscriptions, current, buckets)
