@@ -43,7 +43,7 @@ from jobs.schemas import (
     WIDE_SCHEMA,
     struct,
 )
-from jobs.summary import strategy_summary
+from jobs.summary import strategy_summary, whatif_summary
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -78,6 +78,8 @@ def version() -> str:
 class RunResult:
     manifest: dict[str, Any]
     summary: list[dict[str, Any]] = field(default_factory=list)
+    # per strategy: rolling-restart paused partitions, groups recommended for (summary.py)
+    whatif: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_strategies(config: PlannerConfig) -> list[str]:
@@ -317,6 +319,7 @@ def run(
             with target.replace() as tmp:
                 _write_tables(outputs, tmp, config.output_files)
                 summary = strategy_summary(outputs["balance_metrics"])
+                whatif = whatif_summary(outputs["rebalance_costs"], outputs["recommendations"])
                 log.info("tables written after %.1f s", time.monotonic() - started)
                 manifest = {
                     "version": version(),
@@ -344,7 +347,7 @@ def run(
             small.unpersist()
             wide.unpersist()
             catalog_bc.unpersist()
-    return RunResult(manifest, summary)
+    return RunResult(manifest, summary, whatif)
 
 
 def _planned(
