@@ -14,9 +14,10 @@ group, next to `plan_group`.
   to unlimited; the simulation replays a rebalance per member and scenario) or more
   partitions than `max_partitions` get one SCENARIO_SKIPPED warning and no cost rows; their
   recommendation compares balance only.
-* `subscription_change` is skipped without a warning when every member subscribes alike (the
-  trigger changes nothing), unlike the scenarios a group cannot run (no member; one member
-  for `member_leave`: a SCENARIO_NOT_APPLICABLE warning).
+* `subscription_change` when every member subscribes alike and `member_leave` in a group of
+  one member are skipped without a warning (nothing to simulate); a scenario the group cannot
+  run otherwise (no existing subscribed topic for `partition_growth`) gets the core's
+  SCENARIO_NOT_APPLICABLE warning.
 * `balance_gap_after` uses the exact bound of `assignors.balance.best_balance`.
 * Load decides balance (`load_aware`) when the metrics rows carry a lag or weight imbalance
   (an `offsets` table or `topic_partitions.weight` was given).
@@ -149,12 +150,20 @@ def _too_many_partitions(spec: GroupSpec, limit: int) -> Problem | None:
 
 
 def _scenarios_for(spec: GroupSpec, scenarios: tuple[str, ...]) -> tuple[str, ...]:
-    """The scenarios the group can run or must be warned about. `subscription_change` when
-    every member subscribes alike changes nothing: skipped silently (DESIGN §7), not a
-    warning on most groups of an estate."""
-    if "subscription_change" in scenarios and len({m.topics for m in spec.members}) <= 1:
-        return tuple(s for s in scenarios if s != "subscription_change")
-    return scenarios
+    """The scenarios the group can run or must be warned about.
+
+    Two triggers have nothing to simulate in ordinary groups and are skipped silently, not
+    with a warning on most groups of an estate (the `rejected` table is for problems):
+    `subscription_change` when every member subscribes alike (DESIGN §7: the widened
+    subscription is the one it has), and `member_leave` in a group of one member (the group
+    is then empty: nobody is left to rebalance).
+    """
+    drop = set()
+    if len({m.topics for m in spec.members}) <= 1:
+        drop.add("subscription_change")
+    if len(spec.members) == 1:
+        drop.add("member_leave")
+    return tuple(s for s in scenarios if s not in drop) if drop else scenarios
 
 
 def _load_aware(metrics: Mapping[str, Mapping[str, object]]) -> bool:

@@ -71,8 +71,9 @@ def test_warnings_go_to_rejected_and_limits_apply() -> None:
     rejected = out["rejected"].set_index("reason")
     assert rejected.loc["SCENARIO_SKIPPED", "group_id"] == "six"
     assert rejected.loc["SCENARIO_SKIPPED", "severity"] == "warning"
-    # one member: member_leave cannot run
-    assert rejected.loc["SCENARIO_NOT_APPLICABLE", "group_id"] == "solo"
+    # one member: member_leave has nothing to simulate, skipped without a warning
+    assert "SCENARIO_NOT_APPLICABLE" not in rejected.index
+    assert "member_leave" not in set(out["rebalance_costs"]["scenario"])
     assert len(out["recommendations"]) == 2
 
 

@@ -88,7 +88,7 @@ def test_rows_have_the_contract_columns_and_the_exact_gap() -> None:
     assert join["balance_gap_after"] == 0
     assert join["lag_moved"] is None  # no offsets
     # subscription_change changes nothing when every member subscribes alike: no row, and no
-    # warning either (one member less would make member_leave warn)
+    # warning either
     assert {s for _, s in costs(out)} == set(SCENARIOS) - {"subscription_change"}
     assert out.problems == []
 
@@ -155,11 +155,22 @@ def test_groups_above_the_limits_get_scenario_skipped_and_no_rows() -> None:
     assert run(six(), CLASSIC, max_members=3, max_partitions=6).costs != []  # limits inclusive
 
 
-def test_a_single_member_group_warns_for_member_leave() -> None:
+def test_a_single_member_group_skips_member_leave_silently() -> None:
     out = run(six(("c0",)), CLASSIC)
+    assert out.problems == []
+    assert {s for _, s in costs(out)} == {"member_join", "partition_growth", "rolling_restart"}
+
+
+def test_a_group_without_existing_topics_warns_for_partition_growth() -> None:
+    spec = GroupSpec(
+        "g",
+        tuple(Member(c, frozenset({"gone"})) for c in ("c0", "c1")),
+        {"t": TopicMetadata("t", 6)},
+    )
+    out = run(spec, CLASSIC)
     assert [p.reason for p in out.problems] == [Reason.SCENARIO_NOT_APPLICABLE]
-    assert "member_leave" in out.problems[0].detail
-    assert "member_leave" not in {s for _, s in costs(out)}
+    assert "partition_growth" in out.problems[0].detail
+    assert "partition_growth" not in {s for _, s in costs(out)}
 
 
 class Flaky:
