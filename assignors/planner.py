@@ -30,7 +30,7 @@ from assignors.load import (
     weight_lower_bound,
 )
 from assignors.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
-from assignors.model import GroupSpec, Rebalance, TopicPartition
+from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.plugins import InvalidAssignmentError
 from assignors.registry import ELECTED, Assignor
@@ -114,6 +114,8 @@ class StrategyPlan:
     strategy: str
     rows: list[AssignmentRow] = field(default_factory=list)
     metrics: Metrics = field(default_factory=dict)
+    # the plan itself (member -> partitions): the steady state of the what-if rebalances
+    assignment: Assignment = field(default_factory=dict)
 
 
 @dataclass(slots=True)
@@ -223,7 +225,9 @@ def _plan_elected(
         done = runner.run(strategy, strategy.factory(), column=ELECTED)
         if done is None:
             return None
-    return StrategyPlan(ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen})
+    return StrategyPlan(
+        ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen}, done.assignment
+    )
 
 
 @dataclass(slots=True)
@@ -285,7 +289,7 @@ class _Runner:
                 weight_bound=self.weight_bound,
             )
         )
-        return StrategyPlan(name, rows, metrics)
+        return StrategyPlan(name, rows, metrics, assignment)
 
     def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
         if reason == Reason.INTERNAL_ERROR:

@@ -538,7 +538,9 @@ def run_scenarios(
         except Exception as exc:  # a plugin may raise anything; it must not take the job down
             detail = f"strategy {strategy!r}, scenario {scenario}: {type(exc).__name__}: {exc}"
             problems.append(
-                Problem(spec.group_id, None, None, WARNING, Reason.SCENARIO_FAILED, detail)
+                Problem(
+                    spec.group_id, None, None, WARNING, Reason.SCENARIO_FAILED, detail, strategy
+                )
             )
     return costs, problems
 

@@ -19,12 +19,24 @@ from typing import Any
 
 from assignors.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.planner import BALANCE_BY
+from assignors.recommend import DEFAULT_RECOMMEND_FROM
+from assignors.scenarios import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
+from assignors.whatif import DEFAULT_MAX_PARTITIONS
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
 
 # The known keys of each section. A feature with a new setting adds its key here.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "planner": ("strategies", "default_assignment_strategies", "balance_by"),
+    "planner": (
+        "strategies",
+        "default_assignment_strategies",
+        "balance_by",
+        # what-if rebalances and recommendations (DESIGN §7, §8)
+        "scenarios",
+        "scenario_max_members",
+        "scenario_max_partitions",
+        "recommend_from",
+    ),
     "execution": ("buckets", "output_files"),
     "spark": (),  # any Spark property
 }
@@ -44,6 +56,11 @@ class PlannerConfig:
     source: str = "<defaults>"
     # what the `balanced` strategy balances: "count" | "weight" | "lag" (issue 9)
     balance_by: str = "count"
+    # what-if rebalances and recommendations (DESIGN §7, §8)
+    scenarios: tuple[str, ...] = SCENARIOS
+    scenario_max_members: int = DEFAULT_MAX_MEMBERS
+    scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
+    recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -54,6 +71,10 @@ class PlannerConfig:
             "spark": dict(self.spark),
             "source": self.source,
             "balance_by": self.balance_by,
+            "scenarios": list(self.scenarios),
+            "scenario_max_members": self.scenario_max_members,
+            "scenario_max_partitions": self.scenario_max_partitions,
+            "recommend_from": list(self.recommend_from),
         }
 
 
@@ -214,7 +235,36 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
         balance_by=_balance_by(planner, src),
+        **_whatif_settings(planner, src),
     )
+
+
+def _whatif_settings(planner: dict[str, Any], src: str) -> dict[str, Any]:
+    """The what-if keys of [planner]: scenario names are checked here, before Spark starts;
+    `recommend_from` names are resolved with the strategies (`pipeline.check_whatif`)."""
+    value = planner.get("scenarios", list(SCENARIOS))
+    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
+        raise ConfigError(f"{src}: scenarios must be a list of scenario names, got {value!r}")
+    try:
+        scenarios = check_scenarios(v.strip() for v in value)
+    except ValueError as exc:
+        raise ConfigError(f"{src}: scenarios: {exc}") from exc
+    limits = {}
+    for key, default in (
+        ("scenario_max_members", DEFAULT_MAX_MEMBERS),
+        ("scenario_max_partitions", DEFAULT_MAX_PARTITIONS),
+    ):
+        limit = planner.get(key, default)
+        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
+            raise ConfigError(f"{src}: planner.{key} must be an integer >= 0, got {limit!r}")
+        limits[key] = limit
+    return {
+        "scenarios": scenarios,
+        **limits,
+        "recommend_from": tuple(
+            dict.fromkeys(_str_list(planner, "recommend_from", DEFAULT_RECOMMEND_FROM, src))
+        ),
+    }
 
 
 _DS = re.compile(r"\d{4}-\d{2}-\d{2}")

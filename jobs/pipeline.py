@@ -30,6 +30,7 @@ from assignors.validation import (
     check_topic,
     null_topic_problem,
 )
+from assignors.whatif import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.schemas import (
@@ -44,7 +45,7 @@ from jobs.schemas import (
     WIDE_SCHEMA,
     struct,
 )
-from jobs.summary import strategy_summary
+from jobs.summary import strategy_summary, whatif_summary
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -61,6 +62,8 @@ SORT_KEYS = {
     "balance_metrics": ("group_id", "strategy"),
     "elections": ("group_id",),
     "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
+    "rebalance_costs": ("group_id", "strategy", "scenario"),
+    "recommendations": ("group_id",),
 }
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 
@@ -78,6 +81,8 @@ def version() -> str:
 class RunResult:
     manifest: dict[str, Any]
     summary: list[dict[str, Any]] = field(default_factory=list)
+    # per strategy: rolling-restart paused partitions, groups recommended for (summary.py)
+    whatif: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_strategies(config: PlannerConfig) -> list[str]:
@@ -100,7 +105,40 @@ def check_strategies(config: PlannerConfig) -> list[str]:
     dupes = sorted({p for p in protocols if protocols.count(p) > 1})
     if dupes:
         raise ConfigError(f"strategies name the same assignor twice: {', '.join(dupes)}")
+    whatif_settings(config)  # recommend_from too: a typo there stops the job now
     return protocols
+
+
+def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
+    """The what-if settings of the config, `recommend_from` as protocol names.
+
+    A `recommend_from` entry is a built-in strategy (protocol or Kafka class name, `balanced`
+    included) or a plugin configured in `strategies` (by class path or protocol name); any
+    other name is a ConfigError. A candidate the run does not plan is never recommended.
+    """
+    plugins: dict[str, str] = {}
+    for name in config.strategies:
+        if name != ELECTED and canonical_name(name) is None:
+            try:
+                protocol = resolve(name)[0]
+            except UnknownStrategyError as exc:
+                raise ConfigError(str(exc)) from exc
+            plugins[name.strip()] = plugins[protocol] = protocol
+    candidates = []
+    for name in config.recommend_from:
+        found = canonical_name(name) or plugins.get(name.strip())
+        if found is None:
+            raise ConfigError(
+                f"recommend_from: {name!r} is neither a built-in strategy nor a plugin"
+                " configured in strategies"
+            )
+        candidates.append(found)
+    return WhatIfSettings(
+        scenarios=config.scenarios,
+        max_members=config.scenario_max_members,
+        max_partitions=config.scenario_max_partitions,
+        recommend_from=tuple(dict.fromkeys(candidates)),
+    )
 
 
 def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
@@ -328,6 +366,7 @@ def run(
             with target.replace() as tmp:
                 _write_tables(outputs, tmp, config.output_files)
                 summary = strategy_summary(outputs["balance_metrics"])
+                whatif = whatif_summary(outputs["rebalance_costs"], outputs["recommendations"])
                 log.info("tables written after %.1f s", time.monotonic() - started)
                 manifest = {
                     "version": version(),
@@ -356,7 +395,7 @@ def run(
             small.unpersist()
             wide.unpersist()
             catalog_bc.unpersist()
-    return RunResult(manifest, summary)
+    return RunResult(manifest, summary, whatif)
 
 
 def _write_report(spark: SparkSession, tmp: str, manifest: dict[str, Any]) -> str | None:
@@ -399,6 +438,7 @@ def _planned(
         has_offsets=offsets is not None,
         has_weights=has_weights(catalog_value()),
         balance_by=config.balance_by,
+        whatif=whatif_settings(config),
     )
     wide = (
         planner_input(subscriptions, current, buckets, offsets)

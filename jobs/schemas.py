@@ -9,6 +9,8 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from assignors.metrics import METRIC_COLUMNS
+from assignors.recommend import RECOMMENDATION_COLUMNS
+from assignors.scenarios import REBALANCE_COST_COLUMNS
 
 STRING = T.StringType()
 INT = T.IntegerType()
@@ -211,6 +213,16 @@ REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("detail", STRING, False),
 )
 
+# What-if rebalances and recommendations (DESIGN §7, §8): the pure core names the columns.
+# `lag_moved` is a sum of offsets (bigint, like the lag columns).
+REBALANCE_COSTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
+    (name, LONG if name == "lag_moved" else _PY_TO_SPARK[typ], nullable)
+    for name, typ, nullable in REBALANCE_COST_COLUMNS
+)
+RECOMMENDATIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
+    (name, _PY_TO_SPARK[typ], nullable) for name, typ, nullable in RECOMMENDATION_COLUMNS
+)
+
 
 def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
     return T.StructType([T.StructField(n, t, nullable) for n, t, nullable in fields])
@@ -222,11 +234,14 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
 # One frame with the union of all columns would carry ~30 mostly-null columns per assignment
 # row through Arrow, the JVM and the cache, which measured as the job's largest cost.
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
+KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
 OUTPUT_TABLES = {
     KIND_ASSIGNMENT: ("assignments", ASSIGNMENTS_FIELDS),
     KIND_METRICS: ("balance_metrics", BALANCE_METRICS_FIELDS),
     KIND_ELECTION: ("elections", ELECTIONS_FIELDS),
     KIND_REJECTED: ("rejected", REJECTED_FIELDS),
+    KIND_REBALANCE_COSTS: ("rebalance_costs", REBALANCE_COSTS_FIELDS),
+    KIND_RECOMMENDATION: ("recommendations", RECOMMENDATIONS_FIELDS),
 }
 PAYLOAD = "payload"
 WIDE_FIELDS: list[tuple[str, T.DataType]] = [

@@ -32,6 +32,51 @@ def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
     return [r.asDict() for r in rows]
 
 
+def whatif_summary(costs: DataFrame, recommendations: DataFrame) -> list[dict[str, Any]]:
+    """Per strategy: partitions paused by a rolling restart of every group (summed over the
+    groups with a `rolling_restart` row) and the groups it is recommended for."""
+    paused = {
+        r["strategy"]: (int(r["paused"]), int(r["groups"]))
+        for r in costs.where(F.col("scenario") == "rolling_restart")
+        .groupBy("strategy")
+        .agg(
+            F.sum("paused_partition_count").alias("paused"),
+            F.count(F.lit(1)).alias("groups"),
+        )
+        .collect()
+    }
+    recommended = {
+        r["recommended_strategy"]: int(r["count"])
+        for r in recommendations.where(F.col("recommended_strategy").isNotNull())
+        .groupBy("recommended_strategy")
+        .count()
+        .collect()
+    }
+    return [
+        {
+            "strategy": s,
+            "restart_paused": paused[s][0] if s in paused else None,
+            "restart_groups": paused[s][1] if s in paused else 0,
+            "recommended_groups": recommended.get(s, 0),
+        }
+        for s in sorted(paused.keys() | recommended.keys())
+    ]
+
+
+def format_whatif(rows: list[dict[str, Any]]) -> list[str]:
+    """The what-if block of the console summary (empty without rows)."""
+    if not rows:
+        return []
+    lines = [
+        "",
+        f"{'what-if':<20} {'rolling restart: paused partitions':>35} {'recommended for':>16}",
+    ]
+    for r in rows:
+        paused = "-" if r["restart_paused"] is None else str(r["restart_paused"])
+        lines.append(f"{r['strategy']:<20} {paused:>35} {r['recommended_groups']:>9} groups")
+    return lines
+
+
 INTERNAL_ERROR = "INTERNAL_ERROR"
 
 
@@ -80,11 +125,13 @@ def format_summary(result: RunResult) -> str:
             f" {100 * (s['fully_balanced_share'] or 0):>8.1f}% {s['worst_spread'] or 0:>13}"
             f" {moved:>9} {s['idle_members'] or 0:>13} {'-' if lag is None else lag:>15}"
         )
+    lines += format_whatif(result.whatif)
     out = m["output"]
     lines += [
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
-        f" {out}/elections, {out}/rejected, {out}/_manifest.json",
+        f" {out}/elections, {out}/rejected, {out}/rebalance_costs, {out}/recommendations,"
+        f" {out}/_manifest.json",
         *([f"report: {out}/{m['report']}"] if m.get("report") else []),
         *(["", *banner] if banner else []),
     ]

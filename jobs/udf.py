@@ -50,11 +50,14 @@ from assignors.validation import (
     null_group_problem,
     owned_without_group,
 )
+from assignors.whatif import GroupWhatIf, WhatIfSettings, group_whatif
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,
     KIND_ELECTION,
     KIND_METRICS,
+    KIND_REBALANCE_COSTS,
+    KIND_RECOMMENDATION,
     KIND_REJECTED,
     OUTPUT_TABLES,
     PAYLOAD,
@@ -63,6 +66,7 @@ from jobs.schemas import (
 
 KIND_MEMBER, KIND_OWNED = "m", "o"
 KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the members
+DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every PlanContext
 INPUT_COLUMNS = (
     "kind",
     "group_id",
@@ -100,6 +104,9 @@ class PlanContext:
     has_offsets: bool = False
     has_weights: bool = False
     balance_by: str = "count"
+    # What-if rebalances and recommendations of every planned group (the config's defaults
+    # unless given); None: neither table.
+    whatif: WhatIfSettings | None = DEFAULT_WHATIF
 
     def __post_init__(self) -> None:
         names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
@@ -228,20 +235,22 @@ def plan_bucket(
             spec, problems = build_group(
                 gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
             )
-            plan = None
+            plan, whatif = None, None
             if spec is not None:
                 load, found = group_load(spec, group_offsets, catalog, ctx)
                 problems += found
                 plan = plan_group(
                     spec, strategies, current, isolate_interrupts=isolate_interrupts, load=load
                 )
+                if ctx.whatif is not None:
+                    whatif = group_whatif(spec, plan, strategies, ctx.whatif, lags=load.lags)
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, plan = [internal_error(gid, None, exc)], None
         out.problems(problems)
         if plan is None:
             out.not_planned(gid)
         else:
-            out.plan(plan)
+            out.plan(plan, whatif)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -275,7 +284,7 @@ class _Output:
         """The `elections` row of a rejected group: every input group has one."""
         self.election(group_id, None, [], NOT_PLANNED)
 
-    def plan(self, plan: GroupPlan) -> None:
+    def plan(self, plan: GroupPlan, whatif: GroupWhatIf | None = None) -> None:
         self.problems(plan.problems)
         # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
         # rejected row, and the group counts as planned.
@@ -287,6 +296,8 @@ class _Output:
             self.election(
                 plan.group_id, election.elected, election.candidate_strategies, election.error
             )
+            if whatif is not None:  # planned groups only
+                self.whatif(plan.group_id, whatif)
         a = self.a
         for sp in plan.plans:
             n = len(sp.rows)
@@ -299,6 +310,14 @@ class _Output:
                     a[name].extend(values)
             metrics = {"group_id": plan.group_id, "strategy": sp.strategy, **sp.metrics}
             self.small.append((KIND_METRICS, plan.group_id, _json(metrics)))
+
+    def whatif(self, group_id: str, whatif: GroupWhatIf) -> None:
+        """The `rebalance_costs` rows, the `recommendations` row and their warnings."""
+        self.problems(whatif.problems)
+        small = self.small
+        for row in whatif.costs:
+            small.append((KIND_REBALANCE_COSTS, group_id, _json(row)))
+        small.append((KIND_RECOMMENDATION, group_id, _json(whatif.recommendation)))
 
     def frame(self) -> pd.DataFrame:
         """Assignment rows, then one row per small-table row (null assignment columns)."""

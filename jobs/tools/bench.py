@@ -8,6 +8,10 @@ floor and job so that machine noise hits both alike; medians and their ratio are
     python -m jobs.tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
     python -m jobs.tools.bench --groups 100000 --offsets   # with an offsets table
     python -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
+    python -m jobs.tools.bench --scenario what-if --groups 10000 --strategies config
+
+`what-if` (issue 10) times the job with the config's what-if scenarios against the same job
+with `scenarios = []` (plan only; recommendations still computed), alternating.
 """
 
 from __future__ import annotations
@@ -124,11 +128,65 @@ def big_group(args: argparse.Namespace) -> None:
     spark.stop()
 
 
+def _estate(args: argparse.Namespace, groups: int) -> Path:
+    estate: Path = args.work / f"estate-{groups}-{args.seed}"
+    if not (estate / "_SUCCESS").exists():
+        t = time.monotonic()
+        write(generate(groups, args.seed), estate, files=4)
+        (estate / "_SUCCESS").touch()
+        print(f"generated estate in {time.monotonic() - t:.1f} s: {estate}", flush=True)
+    return estate
+
+
+def what_if(args: argparse.Namespace) -> None:
+    """The job with the config's scenarios vs plan only (`scenarios = []`), alternating."""
+    estate = _estate(args, args.groups)
+    config = load_config(strategies=None if args.strategies == "config" else args.strategies)
+    quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
+    config = dataclasses.replace(config, spark=quiet)
+    plan_only = dataclasses.replace(config, scenarios=())
+    spark = build_session(config)
+    spark.sparkContext.setLogLevel("ERROR")
+    out = str(args.work / "out-what-if")
+    warm = _estate(args, 2_000)
+    for c in (config, plan_only):
+        run(spark, str(warm), out, c)
+    times: dict[str, list[float]] = {"scenarios": [], "plan_only": []}
+    manifest: dict[str, Any] = {}
+    for i in range(args.repeat):
+        for name, c in (("scenarios", config), ("plan_only", plan_only)):
+            t = time.monotonic()
+            result = run(spark, str(estate), out, c)
+            times[name].append(time.monotonic() - t)
+            if name == "scenarios":
+                manifest = result.manifest
+        print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()))
+    with_s, without = (statistics.median(times[k]) for k in ("scenarios", "plan_only"))
+    summary = {
+        "groups": manifest["groups"],
+        "output_rows": manifest["output_rows"],
+        "strategies": manifest["strategies"],
+        "scenarios": list(config.scenarios),
+        "seconds": {k: [round(x, 2) for x in v] for k, v in times.items()},
+        "median_scenarios": round(with_s, 2),
+        "median_plan_only": round(without, 2),
+        "ratio": round(with_s / without, 2),
+        "cores": spark.sparkContext.defaultParallelism,
+    }
+    print(json.dumps(summary, indent=2))
+    print(
+        f"with scenarios {with_s:.1f} s vs plan only {without:.1f} s: {with_s / without:.2f}x;"
+        f" the scenario work adds {(with_s - without) / without:.2f}x the plan-only time"
+        f" (median of {args.repeat})"
+    )
+    spark.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=("estate", "big-group"), default="estate")
+    p.add_argument("--scenario", choices=("estate", "big-group", "what-if"), default="estate")
     p.add_argument("--groups", type=int, default=100_000)
-    p.add_argument("--strategies", default="range,roundrobin")
+    p.add_argument("--strategies", default="range,roundrobin", help="'config': the config's")
     p.add_argument("--repeat", type=int, default=3)
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--work", type=Path, default=Path("data/bench"))
@@ -141,6 +199,9 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.scenario == "big-group":
         big_group(args)
+        return
+    if args.scenario == "what-if":
+        what_if(args)
         return
 
     estate = args.work / f"estate-{args.groups}-{args.seed}{'-offsets' if args.offsets else ''}"

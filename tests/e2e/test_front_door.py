@@ -138,6 +138,8 @@ def test_a_foreign_directory_needs_force_and_an_empty_one_does_not(  # type: ign
         "assignments",
         "balance_metrics",
         "elections",
+        "rebalance_costs",
+        "recommendations",
         "rejected",
         "report.html",
     ]

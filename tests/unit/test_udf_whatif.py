@@ -1,0 +1,84 @@
+"""The bucket function's what-if tables in plain pandas (issue 10): the oracle's side."""
+
+from __future__ import annotations
+
+import dataclasses
+
+import pandas as pd
+
+from assignors.recommend import RECOMMENDATION_COLUMNS
+from assignors.scenarios import REBALANCE_COST_COLUMNS, clear_memo
+from assignors.validation import TopicStatus
+from assignors.whatif import WhatIfSettings
+from jobs.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
+from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
+
+TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
+CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
+
+
+def bucket() -> pd.DataFrame:
+    rows = [
+        # issue 10's group, and a rejected one (two members share an id)
+        *({"group_id": "six", "member_id": c, "topics": ["t"]} for c in ("c0", "c1", "c2")),
+        *({"group_id": "dup", "member_id": "x", "topics": ["t"]} for _ in range(2)),
+        {"group_id": "solo", "member_id": "s", "topics": ["t", "u"]},
+    ]
+    frame = pd.DataFrame([{"kind": KIND_MEMBER, **r} for r in rows])
+    return frame.reindex(columns=list(INPUT_COLUMNS))
+
+
+def tables(**whatif: object) -> dict[str, pd.DataFrame]:
+    clear_memo()
+    ctx = PlanContext(CLASSIC, False, plan_elected=True)
+    if whatif:
+        ctx = dataclasses.replace(ctx, whatif=WhatIfSettings(**whatif))  # type: ignore[arg-type]
+    return split_tables(plan_bucket(bucket(), TOPICS, ctx))
+
+
+def test_both_tables_with_the_contract_columns() -> None:
+    out = tables()
+    assert OUTPUT_TABLES[KIND_REBALANCE_COSTS][0] == "rebalance_costs"
+    assert OUTPUT_TABLES[KIND_RECOMMENDATION][0] == "recommendations"
+    assert list(out["rebalance_costs"]) == [n for n, _, _ in REBALANCE_COST_COLUMNS]
+    assert list(out["recommendations"]) == [n for n, _, _ in RECOMMENDATION_COLUMNS]
+
+
+def test_one_recommendation_per_planned_group_only() -> None:
+    out = tables()
+    planned = set(out["balance_metrics"]["group_id"])
+    assert planned == {"six", "solo"}
+    assert sorted(out["recommendations"]["group_id"]) == sorted(planned)
+    assert set(out["rebalance_costs"]["group_id"]) == planned  # none for `dup`
+    # no `elected` rows: it repeats one of the planned strategies
+    assert set(out["rebalance_costs"]["strategy"]) == set(CLASSIC)
+
+
+def test_the_issue_10_fact_through_the_bucket() -> None:
+    costs = tables()["rebalance_costs"].set_index(["group_id", "strategy", "scenario"])
+    join = costs.loc[("six", "cooperative-sticky", "member_join")]
+    assert (join["moved_partition_count"], join["paused_partition_count"], join["rounds"]) == (
+        1,
+        1,
+        2,
+    )
+    assert costs.loc[("six", "range", "member_join"), "paused_partition_count"] == 6
+
+
+def test_warnings_go_to_rejected_and_limits_apply() -> None:
+    out = tables(max_members=2)
+    assert set(out["rebalance_costs"]["group_id"]) == {"solo"}  # `six` has 3 members
+    rejected = out["rejected"].set_index("reason")
+    assert rejected.loc["SCENARIO_SKIPPED", "group_id"] == "six"
+    assert rejected.loc["SCENARIO_SKIPPED", "severity"] == "warning"
+    # one member: member_leave has nothing to simulate, skipped without a warning
+    assert "SCENARIO_NOT_APPLICABLE" not in rejected.index
+    assert "member_leave" not in set(out["rebalance_costs"]["scenario"])
+    assert len(out["recommendations"]) == 2
+
+
+def test_no_scenarios_still_recommends() -> None:
+    out = tables(scenarios=())
+    assert out["rebalance_costs"].empty
+    assert list(out["rebalance_costs"]) == [n for n, _, _ in REBALANCE_COST_COLUMNS]
+    assert sorted(out["recommendations"]["group_id"]) == ["six", "solo"]
