@@ -10,8 +10,8 @@ import pytest
 from test_sticky_properties import churn, fresh_group
 
 from assignors.model import GroupSpec, Member, Rebalance, TopicMetadata
-from assignors.ownership import max_generation
-from assignors.sticky import MAX_ROUNDS, CooperativeStickyAssignor, _received_rounds, _same
+from assignors.ownership import max_generation, received_rounds
+from assignors.sticky import MAX_ROUNDS, CooperativeStickyAssignor, _same
 
 
 def replay_every_round(spec: GroupSpec) -> Rebalance:
@@ -34,7 +34,7 @@ def replay_every_round(spec: GroupSpec) -> Rebalance:
         if _same(nxt, last):
             break
         history.append(nxt)
-    return Rebalance(history[-1], _received_rounds(history), len(history))
+    return Rebalance(history[-1], received_rounds(history), len(history))
 
 
 def with_racks(rng: random.Random, spec: GroupSpec) -> GroupSpec:

@@ -7,7 +7,7 @@ import dataclasses
 import pandas as pd
 
 from assignors.recommend import RECOMMENDATION_COLUMNS
-from assignors.scenarios import REBALANCE_COST_COLUMNS, clear_memo
+from assignors.scenarios import REBALANCE_COST_COLUMNS
 from assignors.validation import TopicStatus
 from assignors.whatif import WhatIfSettings
 from jobs.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
@@ -29,7 +29,6 @@ def bucket() -> pd.DataFrame:
 
 
 def tables(**whatif: object) -> dict[str, pd.DataFrame]:
-    clear_memo()
     ctx = PlanContext(CLASSIC, False, plan_elected=True)
     if whatif:
         ctx = dataclasses.replace(ctx, whatif=WhatIfSettings(**whatif))  # type: ignore[arg-type]

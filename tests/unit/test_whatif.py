@@ -11,16 +11,11 @@ from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
 from assignors.recommend import RECOMMENDATION_COLUMNS
 from assignors.registry import resolve
-from assignors.scenarios import REBALANCE_COST_COLUMNS, SCENARIOS, clear_memo
+from assignors.scenarios import REBALANCE_COST_COLUMNS, SCENARIOS
 from assignors.validation import WARNING, Reason
 from assignors.whatif import WhatIfSettings, group_whatif
 
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
-
-
-@pytest.fixture(autouse=True)
-def _fresh_memo() -> None:
-    clear_memo()
 
 
 def six(
