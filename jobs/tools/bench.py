@@ -6,12 +6,15 @@ rows to the same three tables, the same way (fixed hash partitioning, sorted fil
 floor and job so that machine noise hits both alike; medians and their ratio are printed.
 
     python -m jobs.tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
+    python -m jobs.tools.bench --groups 100000 --plan-only  # no what-if scenarios
     python -m jobs.tools.bench --groups 100000 --offsets   # with an offsets table
     python -m jobs.tools.bench --scenario big-group --strategies sticky,cooperative-sticky
     python -m jobs.tools.bench --scenario what-if --groups 10000 --strategies config
 
 `what-if` (issue 10) times the job with the config's what-if scenarios against the same job
-with `scenarios = []` (plan only; recommendations still computed), alternating.
+with `scenarios = []` (plan only; recommendations still computed), alternating. Every timed
+run writes the tables and the manifest but not report.html (the page has no floor to compare
+with; `python -m jobs.report OUT` times it alone).
 """
 
 from __future__ import annotations
@@ -150,13 +153,13 @@ def what_if(args: argparse.Namespace) -> None:
     out = str(args.work / "out-what-if")
     warm = _estate(args, 2_000)
     for c in (config, plan_only):
-        run(spark, str(warm), out, c)
+        run(spark, str(warm), out, c, report=False)
     times: dict[str, list[float]] = {"scenarios": [], "plan_only": []}
     manifest: dict[str, Any] = {}
     for i in range(args.repeat):
         for name, c in (("scenarios", config), ("plan_only", plan_only)):
             t = time.monotonic()
-            result = run(spark, str(estate), out, c)
+            result = run(spark, str(estate), out, c, report=False)
             times[name].append(time.monotonic() - t)
             if name == "scenarios":
                 manifest = result.manifest
@@ -195,6 +198,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="the estate includes an offsets table (one row per group and partition)",
     )
+    p.add_argument(
+        "--plan-only",
+        action="store_true",
+        help="estate: scenarios = [] (no what-if rebalances), comparable with earlier figures",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.scenario == "big-group":
@@ -213,6 +221,8 @@ def main(argv: list[str] | None = None) -> None:
     config: PlannerConfig = load_config(strategies=args.strategies)
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
     config = dataclasses.replace(config, spark=quiet)
+    if args.plan_only:
+        config = dataclasses.replace(config, scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out_job, out_floor = str(args.work / "out-job"), str(args.work / "out-floor")
@@ -223,7 +233,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (warm / "_SUCCESS").exists():
         write(generate(2_000, args.seed), warm, files=4)
         (warm / "_SUCCESS").touch()
-    warm_manifest = run(spark, str(warm), out_job, config).manifest
+    warm_manifest = run(spark, str(warm), out_job, config, report=False).manifest
     floor(spark, str(warm), out_floor, warm_manifest["output_rows"], config.strategies,
           config.output_files)  # fmt: skip
 
@@ -232,7 +242,7 @@ def main(argv: list[str] | None = None) -> None:
     manifest: dict[str, Any] = {}
     for i in range(args.repeat):
         t = time.monotonic()
-        manifest = run(spark, str(estate), out_job, config).manifest
+        manifest = run(spark, str(estate), out_job, config, report=False).manifest
         job_times.append(time.monotonic() - t)
         t = time.monotonic()
         floor(spark, str(estate), out_floor, manifest["output_rows"], config.strategies,
@@ -246,6 +256,7 @@ def main(argv: list[str] | None = None) -> None:
         "output_rows": manifest["output_rows"],
         "strategies": list(config.strategies),
         "offsets": args.offsets,
+        "scenarios": list(config.scenarios),
         "job_seconds": [round(x, 2) for x in job_times],
         "floor_seconds": [round(x, 2) for x in floor_times],
         "job_median": round(job, 2),
