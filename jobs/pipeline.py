@@ -14,11 +14,11 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from assignors.catalog import StrategyCatalog
 from assignors.registry import (
     ELECTED,
     UnknownStrategyError,
     canonical_name,
-    classic_protocol_name,
     resolve,
 )
 from assignors.topics import partition_data
@@ -87,26 +87,16 @@ class RunResult:
 
 def check_strategies(config: PlannerConfig) -> list[str]:
     """Resolve every configured strategy now, so a typo or a broken plugin stops the job
-    before planning; returns the protocol names (the `strategy` column values)."""
-    protocols = []
-    for name in config.strategies:
-        if name == ELECTED:
-            protocols.append(ELECTED)
-            continue
-        try:
-            protocols.append(resolve(name)[0])
-        except UnknownStrategyError as exc:
-            raise ConfigError(str(exc)) from exc
-    for name in config.default_assignment_strategies:
-        if classic_protocol_name(name) is None:
-            raise ConfigError(
-                f"default_assignment_strategies: {name!r} is not a client-side strategy"
-            )
-    dupes = sorted({p for p in protocols if protocols.count(p) > 1})
-    if dupes:
-        raise ConfigError(f"strategies name the same assignor twice: {', '.join(dupes)}")
+    before planning; returns the protocol names (the `strategy` column values).
+
+    The strategy catalog is the one home of these rules (unknown names, plugins that cannot
+    load, two names for one protocol, default strategies that are not client-side)."""
+    try:
+        catalog = StrategyCatalog.build(config.strategies, config.default_assignment_strategies)
+    except UnknownStrategyError as exc:
+        raise ConfigError(str(exc)) from exc
     whatif_settings(config)  # recommend_from too: a typo there stops the job now
-    return protocols
+    return catalog.protocols
 
 
 def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
