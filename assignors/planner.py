@@ -241,6 +241,7 @@ class _Runner:
     load: GroupLoad = NO_LOAD
     weight_bound: int | None = None
     balanced_loads: dict[TopicPartition, int] | None = None
+    memo: dict[object, Metrics] = field(default_factory=dict)
 
     def run(
         self, strategy: Strategy, assignor: Assignor, column: str | None = None
@@ -267,7 +268,7 @@ class _Runner:
     def _rows(self, name: str, result: Rebalance) -> StrategyPlan:
         spec = self.spec
         assignment = result.assignment
-        metrics = balance_metrics(spec, assignment, self.previous, result.rounds)
+        metrics = self._metrics(assignment, result.rounds)
         prev = self.previous or {}
         instance = {m.member_id: m.group_instance_id for m in spec.members}
         rounds = result.received_round
@@ -279,17 +280,31 @@ class _Runner:
             for member_id, tps in assignment.items()
             for tp in tps
         ]  # fmt: skip
+        return StrategyPlan(name, rows, metrics, assignment)
+
+    def _metrics(self, assignment: Assignment, rounds: int) -> Metrics:
+        """The metrics row of `assignment`, computed once per distinct assignment of the group:
+        strategies often agree (sticky and cooperative-sticky converge to the same target,
+        `balanced` often matches one of them), and every input of the metrics but the
+        assignment and its rounds is the group's."""
+        key = (rounds, tuple(sorted((m, tuple(sorted(tps))) for m, tps in assignment.items())))
+        found = self.memo.get(key)
+        if found is not None:
+            return dict(found)
+        spec = self.spec
+        metrics = balance_metrics(spec, assignment, self.previous, rounds)
         metrics.update(
             load_metrics(
                 spec,
                 assignment,
-                lags,
+                self.load.lags,
                 self.load.weights,
                 self.previous,
                 weight_bound=self.weight_bound,
             )
         )
-        return StrategyPlan(name, rows, metrics, assignment)
+        self.memo[key] = metrics
+        return dict(metrics)
 
     def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
         if reason == Reason.INTERNAL_ERROR:

@@ -75,9 +75,23 @@ def topic_racks(meta: TopicMetadata | None) -> Sequence[frozenset[str]]:
     if meta is None or not meta.replica_racks:
         return ()
     racks = meta.replica_racks
-    if any("" in r for r in racks):
-        racks = tuple(r - {""} for r in racks)
-    return racks
+    hit = _CLEAN.get(id(racks))
+    if hit is not None and hit[0] is racks:
+        return hit[1]
+    clean = tuple(r - {""} for r in racks) if any("" in r for r in racks) else racks
+    if len(_CLEAN) >= _CACHE_SIZE:
+        _CLEAN.clear()
+    _CLEAN[id(racks)] = (racks, clean)  # holds `racks`, so its id cannot be reused
+    return clean
+
+
+# Every group of a bucket shares its topics' rack tuples (one catalog), and every strategy
+# and cooperative round of a group asks again: the per-partition scans below run once per
+# tuple (or per group) instead. Keys are object identities; each entry holds its key object.
+_CACHE_SIZE = 4096
+_CLEAN: dict[int, tuple[tuple[frozenset[str], ...], Sequence[frozenset[str]]]] = {}
+_LAST_ON: list[tuple[Sequence[frozenset[str]], tuple[str, ...], list[int]]] = []
+_LAST_GROUP: list[tuple[object, tuple[str, ...], list[frozenset[str]], frozenset[str]]] = []
 
 
 def partition_racks(racks: Sequence[frozenset[str]], p: int) -> frozenset[str]:
@@ -96,14 +110,30 @@ def use_rack_aware(consumer_racks: set[str], per_partition: Iterable[frozenset[s
 
 
 def group_partition_racks(spec: GroupSpec, topics: Sequence[str]) -> list[frozenset[str]]:
-    """Every partition's racks, topics in the order given, partitions ascending."""
+    """Every partition's racks, topics in the order given, partitions ascending.
+
+    The result is shared with later calls for the same topics metadata: do not modify it.
+    """
+    return _group_racks(spec, topics)[0]
+
+
+def _group_racks(
+    spec: GroupSpec, topics: Sequence[str]
+) -> tuple[list[frozenset[str]], frozenset[str]]:
+    """(`group_partition_racks`, the union of those racks), cached for the last group's
+    metadata (successive strategies and rounds of one group share `spec.topics`)."""
+    key = tuple(topics)
+    if _LAST_GROUP and _LAST_GROUP[0][0] is spec.topics and _LAST_GROUP[0][1] == key:
+        return _LAST_GROUP[0][2], _LAST_GROUP[0][3]
     out: list[frozenset[str]] = []
     for t in topics:
         meta = spec.topics.get(t)
         n = meta.partition_count if meta is not None else 0
         racks = topic_racks(meta)
         out.extend(partition_racks(racks, p) for p in range(n))
-    return out
+    union = frozenset().union(*out)
+    _LAST_GROUP[:] = [(spec.topics, key, out, union)]
+    return out, union
 
 
 def sticky_rack_aware(spec: GroupSpec) -> bool:
@@ -115,7 +145,10 @@ def sticky_rack_aware(spec: GroupSpec) -> bool:
     consumer_racks = {r for m in spec.members if (r := member_rack(m))}
     if not consumer_racks:
         return False
-    return use_rack_aware(consumer_racks, group_partition_racks(spec, spec.subscribed_topics()))
+    parts, union = _group_racks(spec, spec.subscribed_topics())
+    if consumer_racks.isdisjoint(union):
+        return False
+    return any(r != union for r in parts)
 
 
 def rack_mismatch_count(spec: GroupSpec, assignment: Assignment) -> int | None:
@@ -163,12 +196,20 @@ class RackView:
     part: Sequence[frozenset[str]]
 
     def consumers_on(self) -> list[int]:
-        """Per partition, how many members sit on one of its racks (Kafka's sort key)."""
+        """Per partition, how many members sit on one of its racks (Kafka's sort key).
+
+        Cached for the last (partition racks, member racks) seen: every round of a
+        cooperative rebalance, and both sticky strategies, ask it of the same group. The
+        result is shared: do not modify it."""
+        key = tuple(sorted(r for r in self.member if r is not None))
+        if _LAST_ON and _LAST_ON[0][0] is self.part and _LAST_ON[0][1] == key:
+            return _LAST_ON[0][2]
         per_rack: dict[str, int] = {}
-        for rack in self.member:
-            if rack is not None:
-                per_rack[rack] = per_rack.get(rack, 0) + 1
-        return [sum(per_rack.get(r, 0) for r in racks) for racks in self.part]
+        for rack in key:
+            per_rack[rack] = per_rack.get(rack, 0) + 1
+        out = [sum(per_rack.get(r, 0) for r in racks) if racks else 0 for racks in self.part]
+        _LAST_ON[:] = [(self.part, key, out)]
+        return out
 
     def next_on_rack(self, g: int, members: Sequence[int], first: int) -> int:
         """Kafka's nextRackConsumer: index of the next member on g's racks, circularly; -1."""
