@@ -201,6 +201,22 @@ def _encode(spec: GroupSpec) -> _Group:
     return _Group(members, topics, sizes, offsets, total, claims, valid, tied, racks)
 
 
+def _planned(spec: GroupSpec) -> tuple[_Group, list[list[int]]]:
+    """The encoded group and its sticky target, cached for the last spec (by identity):
+    `sticky` and the first round of `cooperative-sticky` compute the same target from the
+    same spec, so a group planned under both pays for it once. Neither result is modified
+    by its users."""
+    if _LAST and _LAST[0][0] is spec:
+        return _LAST[0][1], _LAST[0][2]
+    grp = _encode(spec)
+    target = _target(grp)
+    _LAST[:] = [(spec, grp, target)]
+    return grp, target
+
+
+_LAST: list[tuple[GroupSpec, _Group, list[list[int]]]] = []
+
+
 def _target(grp: _Group) -> list[list[int]]:
     """The sticky target for every member (index = rank), in Kafka's list order."""
     members = grp.members
@@ -282,8 +298,8 @@ class StickyAssignor:
     java_class = "org.apache.kafka.clients.consumer.StickyAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        grp = _encode(spec)
-        return grp.decode(_target(grp))
+        grp, target = _planned(spec)
+        return grp.decode(target)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         """Eager: every member revokes everything and gets the target in one round."""
@@ -313,8 +329,7 @@ class CooperativeStickyAssignor:
         the same topics, and `assign_constrained` keeps every owned partition of a balanced
         assignment, so replaying the check round would only confirm it.
         """
-        grp = _encode(spec)
-        target = _target(grp)
+        grp, target = _planned(spec)
         out = _withhold(grp, target)
         settled = (
             grp.racks is None
