@@ -325,16 +325,20 @@ class CooperativeStickyAssignor:
         """One round, and whether the next round provably returns the same assignment.
 
         That holds when this round withheld nothing (it gave the whole target) on the
-        constrained path without racks: there every member then owns a balanced share of
-        the same topics, and `assign_constrained` keeps every owned partition of a balanced
-        assignment, so replaying the check round would only confirm it.
+        constrained path, and (rack-aware groups) every member's target is on its rack:
+        there every member then owns a balanced share of the same topics, the check round
+        drops none of it as off-rack, and `assign_constrained` keeps every owned partition
+        of a balanced assignment, so replaying the check round would only confirm it.
         """
         grp, target = _planned(spec)
         out = _withhold(grp, target)
         settled = (
-            grp.racks is None
-            and all(a is b for a, b in zip(out, target, strict=True))
+            all(a is b for a, b in zip(out, target, strict=True))
             and len({m.topics for m in grp.members}) <= 1
+            and (
+                grp.racks is None
+                or all(len(grp.on_rack(r, gs)) == len(gs) for r, gs in enumerate(target))
+            )
         )
         return grp.decode(out), settled
 

@@ -64,6 +64,35 @@ def test_same_result_as_replaying_every_round(seed: int) -> None:
         current = got.assignment
 
 
+def with_replica_racks(rng: random.Random, spec: GroupSpec) -> GroupSpec:
+    """Racks on every member but some, 1-3 replica racks per partition: the rack-aware
+    constrained path, where most targets are on-rack and some are not."""
+    racks = ["r0", "r1", "r2", "r3"]
+    topics = {
+        t: replace(m, replica_racks=tuple(
+            frozenset(rng.sample(racks, rng.randint(1, 3))) for _ in range(m.partition_count)
+        ))
+        for t, m in spec.topics.items()
+    }  # fmt: skip
+    members = tuple(
+        replace(m, rack=rng.choice(racks) if rng.random() < 0.8 else None) for m in spec.members
+    )
+    return replace(spec, members=members, topics=topics)
+
+
+@pytest.mark.parametrize("seed", range(300))
+def test_rack_aware_groups_same_result_as_replaying_every_round(seed: int) -> None:
+    rng = random.Random(10_000 + seed)
+    spec = with_replica_racks(rng, fresh_group(rng))
+    assignor = CooperativeStickyAssignor()
+    current = replay_every_round(spec).assignment
+    for generation in range(1, 4):
+        spec = churn(rng, spec, current, generation)
+        got, expected = assignor.rebalance(spec), replay_every_round(spec)
+        assert got == expected
+        current = got.assignment
+
+
 def test_a_join_under_equal_subscriptions_takes_two_rounds() -> None:
     # issue 10: c3 joins c0..c2 on one topic of 6 partitions; p5 is revoked from c2 first
     owned = {"c0": [0, 1], "c1": [2, 3], "c2": [4, 5], "c3": []}
