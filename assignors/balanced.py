@@ -19,8 +19,10 @@ W1 * sum(load^2) + W2 * mismatches - kept, the weights far enough apart to make 
 objectives strictly lexicographic, finds the optimum:
 
 * partitions that are interchangeable (same subscribers, same replica racks, same valid
-  previous owner) form one supply node, members are sink nodes with a convex cost, and
-  successive shortest paths (SPFA, one partition per path) build the flow; exact, for groups
+  previous owner) form one supply node, members are sink nodes with a convex cost; a greedy
+  start (the cheapest arc plus marginal cost first) is made optimal by cancelling negative
+  cycles of the residual graph, exact for separable convex costs (usually none or one
+  cycle, where successive shortest paths needed one path per partition); exact, for groups
   whose flow graph is small (almost all of them);
 * when every subscribing member subscribes alike and racks cannot matter, a closed form is
   exact: quotas q or q+1, the q+1 going to the members that own the most (then Java
@@ -153,10 +155,10 @@ class _Problem:
 
 
 class _ExactFlow:
-    """Min-cost flow by successive shortest paths: supply nodes (interchangeable partitions)
-    -> member nodes -> sink. Members that own nothing and share subscription and rack are
+    """Min-cost flow, a greedy start then negative cycles cancelled: supply nodes
+    (interchangeable partitions) -> member nodes -> sink. Members that own nothing and share subscription and rack are
     interchangeable too and share one node of `size` members, whose sink arc is convex: the
-    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a path
+    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a step
     can carry up to the rest of that level at once."""
 
     def __init__(self, prob: _Problem) -> None:
