@@ -156,10 +156,10 @@ class _Problem:
 
 class _ExactFlow:
     """Min-cost flow, a greedy start then negative cycles cancelled: supply nodes
-    (interchangeable partitions) -> member nodes -> sink. Members that own nothing and share subscription and rack are
-    interchangeable too and share one node of `size` members, whose sink arc is convex: the
-    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a step
-    can carry up to the rest of that level at once."""
+    (interchangeable partitions) -> member nodes -> sink. Members that own nothing and share
+    subscription and rack are interchangeable too and share one node of `size` members, whose
+    sink arc is convex: the next unit to a node holding x costs W1 * (2 * (x // size) + 1)
+    (an even split), so a step can carry up to the rest of that level at once."""
 
     def __init__(self, prob: _Problem) -> None:
         self.prob = prob
