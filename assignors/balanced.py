@@ -19,8 +19,10 @@ W1 * sum(load^2) + W2 * mismatches - kept, the weights far enough apart to make 
 objectives strictly lexicographic, finds the optimum:
 
 * partitions that are interchangeable (same subscribers, same replica racks, same valid
-  previous owner) form one supply node, members are sink nodes with a convex cost, and
-  successive shortest paths (SPFA, one partition per path) build the flow; exact, for groups
+  previous owner) form one supply node, members are sink nodes with a convex cost; a greedy
+  start (the cheapest arc plus marginal cost first) is made optimal by cancelling negative
+  cycles of the residual graph, exact for separable convex costs (usually none or one
+  cycle, where successive shortest paths needed one path per partition); exact, for groups
   whose flow graph is small (almost all of them);
 * when every subscribing member subscribes alike and racks cannot matter, a closed form is
   exact: quotas q or q+1, the q+1 going to the members that own the most (then Java
@@ -54,6 +56,7 @@ moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Mapping, Sequence
 
@@ -152,11 +155,11 @@ class _Problem:
 
 
 class _ExactFlow:
-    """Min-cost flow by successive shortest paths: supply nodes (interchangeable partitions)
-    -> member nodes -> sink. Members that own nothing and share subscription and rack are
-    interchangeable too and share one node of `size` members, whose sink arc is convex: the
-    next unit to a node holding x costs W1 * (2 * (x // size) + 1) (an even split), so a path
-    can carry up to the rest of that level at once."""
+    """Min-cost flow, a greedy start then negative cycles cancelled: supply nodes
+    (interchangeable partitions) -> member nodes -> sink. Members that own nothing and share
+    subscription and rack are interchangeable too and share one node of `size` members, whose
+    sink arc is convex: the next unit to a node holding x costs W1 * (2 * (x // size) + 1)
+    (an even split), so a step can carry up to the rest of that level at once."""
 
     def __init__(self, prob: _Problem) -> None:
         self.prob = prob
@@ -173,14 +176,13 @@ class _ExactFlow:
         self.w2 = total + 1
         self.w1 = self.w2 * (total + 1) + total + 1
         self.cost: list[dict[int, int]] = []
-        for (eligible, _, owner), tps in self.kinds:
-            sample = tps[0]
-            self.cost.append(
-                {
-                    self.node_of[r]: self.w2 * prob.mismatch(r, sample) - (1 if r == owner else 0)
-                    for r in eligible
-                }
-            )
+        rack, node_of, w2, matter = prob.rack, self.node_of, self.w2, prob.racks_matter
+        for (eligible, racks, owner), _ in self.kinds:
+            row: dict[int, int] = {}
+            for r in eligible:  # as `_Problem.mismatch`: racks holds every member rack it has
+                mismatch = matter and rack[r] is not None and rack[r] not in racks
+                row[node_of[r]] = (w2 if mismatch else 0) - (1 if r == owner else 0)
+            self.cost.append(row)
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
         self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units
@@ -205,75 +207,124 @@ class _ExactFlow:
         return len(self.prob.parts) * len(self.kinds) * max(1, len(self.nodes))
 
     def solve(self) -> list[list[TopicPartition]]:
-        while any(self.supply):
-            self._augment()
+        self._greedy()
+        while cycle := self._negative_cycle():
+            self._cancel(cycle)
         return self._realise()
 
-    def _shortest(self) -> tuple[list[int], list[float], list[int]]:
-        """SPFA from every kind with supply; nodes reached, with their parent kinds."""
-        inf = float("inf")
-        nk = len(self.kinds)
-        kdist: list[float] = [0 if s else inf for s in self.supply]
-        kparent = [-1] * nk  # node that reached the kind (by a reverse arc)
-        ndist: list[float] = [inf] * len(self.nodes)
-        nparent = [-1] * len(self.nodes)
-        queue = deque(k for k in range(nk) if self.supply[k])
-        queued = [bool(s) for s in self.supply]
+    def _next_cost(self, j: int) -> int:
+        """W1 times the marginal sum(load^2) of one more unit on node j (an even split)."""
+        return self.w1 * (2 * (self.load[j] // len(self.nodes[j])) + 1)
+
+    def _greedy(self) -> None:
+        """A feasible start: repeatedly the cheapest single arc kind -> node plus the node's
+        next marginal cost (ties: lowest node, then lowest kind), as many units as keep that
+        cost. These are the direct paths successive shortest paths would take, so this start
+        is often optimal already; `_negative_cycle` proves or repairs it."""
+        # Per node its kinds, cheapest first; at equal cost free kinds (and the node's own)
+        # lowest first, then other owners' kinds from the last owner's last kind: what later
+        # shortest paths would give back to their owners.
+        owner = [o if o < 0 else self.node_of[o] for (_, _, o), _ in self.kinds]
+        prefs: list[list[tuple[int, int, int, int]]] = [[] for _ in self.nodes]
+        for k, row in enumerate(self.cost):
+            o = owner[k]
+            for j, c in row.items():
+                prefs[j].append((c, 0, 0, k) if o in (-1, j) else (c, 1, -o, -k))
+        for p in prefs:
+            p.sort()
+        ptr = [0] * len(self.nodes)
+        heap = [(p[0][0] + self._next_cost(j), j) for j, p in enumerate(prefs) if p]
+        heapq.heapify(heap)
+        supply, load = self.supply, self.load
+        left = sum(supply)
+        while left:
+            key, j = heapq.heappop(heap)
+            pref, i = prefs[j], ptr[j]
+            while i < len(pref) and not supply[abs(pref[i][3])]:
+                i += 1
+            ptr[j] = i
+            if i == len(pref):
+                continue  # no kind left for this node
+            c, k = pref[i][0], abs(pref[i][3])
+            if c + self._next_cost(j) == key:
+                size = len(self.nodes[j])
+                amount = min(size - load[j] % size, supply[k])
+                self.flow[k][j] = self.flow[k].get(j, 0) + amount
+                self.held[j][k] = self.held[j].get(k, 0) + amount
+                supply[k] -= amount
+                load[j] += amount
+                left -= amount
+            heapq.heappush(heap, (c + self._next_cost(j), j))  # stale keys only rise
+
+    def _arcs(self, u: int) -> list[tuple[int, int]]:
+        """Residual arcs out of vertex u (kinds, then nodes, then the sink) with their cost:
+        kind -> node (send), node -> kind (undo a unit held), node -> sink (one more unit,
+        at its marginal cost), sink -> node (one unit less)."""
+        nk, nn = len(self.kinds), len(self.nodes)
+        if u < nk:
+            return [(nk + j, c) for j, c in self.cost[u].items()]
+        if u < nk + nn:
+            j = u - nk
+            arcs = [(k, -self.cost[k][j]) for k, units in self.held[j].items() if units]
+            arcs.append((nk + nn, self._next_cost(j)))
+            return arcs
+        return [
+            (nk + j, -self.w1 * (2 * ((x - 1) // len(self.nodes[j])) + 1))
+            for j, x in enumerate(self.load)
+            if x
+        ]
+
+    def _negative_cycle(self) -> list[int]:
+        """A negative-cost cycle of the residual graph (vertices, each the head of the arc
+        from the next one), or [] when there is none: then the flow is a min-cost flow, as
+        the node costs are convex (Bellman-Ford by queue from every vertex at distance 0,
+        looking for a cycle among the parent pointers every V relaxation rounds)."""
+        n = len(self.kinds) + len(self.nodes) + 1
+        dist = [0] * n
+        parent = [-1] * n
+        queue = deque(range(n))
+        queued = [True] * n
+        done = 0
         while queue:
-            k = queue.popleft()
-            queued[k] = False
-            for j, c in self.cost[k].items():
-                d = kdist[k] + c
-                if d < ndist[j]:
-                    ndist[j], nparent[j] = d, k
-                    self._relax_back(j, d, kdist, kparent, queue, queued)
-        return kparent, ndist, nparent
+            u = queue.popleft()
+            queued[u] = False
+            for v, c in self._arcs(u):
+                if dist[u] + c < dist[v]:
+                    dist[v], parent[v] = dist[u] + c, u
+                    if not queued[v]:
+                        queued[v] = True
+                        queue.append(v)
+            done += 1
+            if done % n == 0 and (cycle := _parent_cycle(parent)):
+                return cycle
+        return []
 
-    def _relax_back(
-        self,
-        j: int,
-        d: float,
-        kdist: list[float],
-        kparent: list[int],
-        queue: deque[int],
-        queued: list[bool],
-    ) -> None:
-        """Reverse arcs node j -> kind k where j holds units of k (cost -cost[k][j])."""
-        cost = self.cost
-        for k, units in self.held[j].items():
-            if units and d - cost[k][j] < kdist[k]:
-                kdist[k], kparent[k] = d - cost[k][j], j
-                if not queued[k]:
-                    queued[k] = True
-                    queue.append(k)
+    def _cancel(self, cycle: list[int]) -> None:
+        """Push round the cycle as many units as keep every arc's cost."""
+        nk, nn = len(self.kinds), len(self.nodes)
+        arcs = [(cycle[(i + 1) % len(cycle)], v) for i, v in enumerate(cycle)]
+        amount = len(self.prob.parts)
+        for u, v in arcs:
+            if nk <= u < nk + nn and v < nk:  # node gives back units of a kind
+                amount = min(amount, self.held[u - nk][v])
+            elif v == nk + nn:  # one more unit at the same marginal cost
+                size = len(self.nodes[u - nk])
+                amount = min(amount, size - self.load[u - nk] % size)
+            elif u == nk + nn:  # one unit less at the same marginal cost
+                amount = min(amount, (self.load[v - nk] - 1) % len(self.nodes[v - nk]) + 1)
+        for u, v in arcs:
+            if u < nk:
+                self._move(u, v - nk, amount)
+            elif v < nk:
+                self._move(v, u - nk, -amount)
+            elif v == nk + nn:
+                self.load[u - nk] += amount
+            elif u == nk + nn:
+                self.load[v - nk] -= amount
 
-    def _augment(self) -> None:
-        kparent, ndist, nparent = self._shortest()
-        load, w1, nodes = self.load, self.w1, self.nodes
-        end = min(
-            (j for j in range(len(nodes)) if nparent[j] >= 0),
-            key=lambda j: (ndist[j] + w1 * (2 * (load[j] // len(nodes[j])) + 1), j),
-        )
-        path: list[tuple[int, int, int]] = []  # (kind, node, +1 forward / -1 reverse)
-        j = end
-        while True:
-            k = nparent[j]
-            path.append((k, j, 1))
-            back = kparent[k]
-            if back < 0:
-                break
-            path.append((k, back, -1))
-            j = back
-        size = len(nodes[end])
-        amount = min(size - load[end] % size, self.supply[k])
-        for pk, pj, sign in path:
-            if sign < 0:
-                amount = min(amount, self.held[pj][pk])
-        for pk, pj, sign in path:
-            self.flow[pk][pj] = self.flow[pk].get(pj, 0) + sign * amount
-            self.held[pj][pk] = self.held[pj].get(pk, 0) + sign * amount
-        self.supply[k] -= amount
-        load[end] += amount
+    def _move(self, k: int, j: int, amount: int) -> None:
+        self.flow[k][j] = self.flow[k].get(j, 0) + amount
+        self.held[j][k] = self.held[j].get(k, 0) + amount
 
     def _realise(self) -> list[list[TopicPartition]]:
         """Owners keep their kind's lowest partitions; the rest go, in (topic, partition)
@@ -299,6 +350,24 @@ class _ExactFlow:
                 fresh[r] = tps[start : start + n]
                 start += n
         return [sorted(k, key=_tp_key) + f for k, f in zip(kept, fresh, strict=True)]
+
+
+def _parent_cycle(parent: list[int]) -> list[int]:
+    """A cycle among the parent pointers (there is one only on a negative cycle), or []."""
+    seen = [-1] * len(parent)
+    for start in range(len(parent)):
+        v = start
+        while v >= 0 and seen[v] < 0:
+            seen[v] = start
+            v = parent[v]
+        if v >= 0 and seen[v] == start:  # came back to this walk: v is on a cycle
+            cycle = [v]
+            u = parent[v]
+            while u != v:
+                cycle.append(u)
+                u = parent[u]
+            return cycle
+    return []
 
 
 def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
