@@ -260,12 +260,12 @@ def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
     return {tp: member for member, tps in assignment.items() for tp in tps}
 
 
-Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
+_Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
 """What a STATELESS assignor sees of each member, in Kafka's member order: its subscription,
 rack and whether it is static (a static member's `group.instance.id` only orders it)."""
 
 
-def _shape(members: Sequence[Member]) -> tuple[list[Member], Shape]:
+def _shape(members: Sequence[Member]) -> tuple[list[Member], _Shape]:
     ordered = member_order(members)
     return ordered, tuple((m.topics, m.rack, m.is_static) for m in ordered)
 
@@ -311,7 +311,7 @@ class _Simulator:
             spec.members, spec.topics, assignment, _owner_map(assignment), generation
         )
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
-        self._left_shapes: dict[Shape, list[list[TopicPartition]]] = {}
+        self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
 
     def current(self, state: _State) -> tuple[Member, ...]:
         """The members of `state` as the assignor must see them."""

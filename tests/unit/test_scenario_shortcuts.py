@@ -16,8 +16,9 @@ import random
 import pytest
 
 from assignors.balance import best_balance
+from assignors.catalog import StrategyCatalog
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.planner import rebalance
+from assignors.planner import plan_group, rebalance
 from assignors.registry import Assignor, resolve
 from assignors.scenarios import (
     SCENARIOS,
@@ -25,6 +26,7 @@ from assignors.scenarios import (
     group_scenario_costs,
     run_scenarios,
 )
+from assignors.whatif import WhatIfSettings, group_whatif
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
 RACKS = ("r0", "r1", "r2")
@@ -189,3 +191,38 @@ def test_every_scenario_is_compared() -> None:
             found, _ = run_scenarios(spec, "sticky", factory, factory().assign(spec))
             seen.update(c.scenario for c in found)
     assert seen == set(SCENARIOS)
+
+
+@pytest.mark.parametrize("seed", range(40))
+def test_group_whatif_shortcuts_match_the_full_replay(seed: int) -> None:
+    """Through `group_whatif`, as the job calls it: every strategy and `elected` planned
+    (the elected plan standing for an unplanned strategy too), rows and recommendation."""
+    rng = random.Random(seed)
+    spec = random_group(rng, look_alike=seed % 3 == 0)
+    voted = rng.choice((("range",), ("cooperative-sticky", "range"), ("roundrobin",)))
+    spec = GroupSpec(
+        spec.group_id,
+        tuple(
+            Member(
+                m.member_id,
+                m.topics,
+                m.group_instance_id,
+                m.rack,
+                m.owned,
+                m.generation,
+                voted,
+            )
+            for m in spec.members
+        ),
+        spec.topics,
+    )
+    planned = STRATEGIES if seed % 2 else ("sticky", "uniform", "balanced")
+    catalog = StrategyCatalog.build([*planned, "elected"])
+    plan = plan_group(spec, catalog, has_current_assignment=True, plan_elected=True)
+    lags = _lags(rng, spec)
+    fast = group_whatif(spec, plan, catalog, WhatIfSettings(), lags=lags)
+    full = group_whatif(spec, plan, catalog, WhatIfSettings(), lags=lags, shortcuts=False)
+    assert fast.costs == full.costs
+    assert fast.recommendation == full.recommendation
+    assert fast.problems == full.problems
+    assert fast.costs
