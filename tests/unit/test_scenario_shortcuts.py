@@ -46,13 +46,15 @@ def random_group(rng: random.Random, look_alike: bool) -> GroupSpec:
         topics[t] = TopicMetadata(t, n, racks)
     n_members = rng.randint(1, 12)
     same = look_alike or rng.random() < 0.5
-    static_share = 0.0 if look_alike and rng.random() < 0.5 else rng.choice((0.0, 0.3, 1.0))
-    rack_share = 0.0 if look_alike else rng.choice((0.0, 0.5, 1.0))
+    static_share = rng.choice((0.0, 0.3) if look_alike else (0.0, 0.3, 1.0))
+    rack_share = rng.choice((0.0, 0.5, 1.0))
+    # look-alike members share one rack (or none), so many leave the same shape behind
+    racks = RACKS[:1] if look_alike else RACKS
     members = []
     for i in range(n_members):
         subs = frozenset(names) if same else frozenset(t for t in names if rng.random() < 0.6)
         static = f"i{rng.randint(0, 99):02d}-{i}" if rng.random() < static_share else None
-        rack = rng.choice(RACKS) if rng.random() < rack_share else None
+        rack = rng.choice(racks) if rng.random() < rack_share else None
         members.append(Member(f"m{rng.randint(0, 99):02d}-{i}", subs, static, rack))
     spec = GroupSpec("g", tuple(members), topics)
     return _with_owners(rng, spec) if rng.random() < 0.5 else spec
