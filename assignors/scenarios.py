@@ -46,8 +46,11 @@ strategies gains or loses a rack match on it); members restart in Java order of 
 
 Cost: a scenario repeats the assignment work (a rolling restart is two rebalances per dynamic
 member), so the simulation shares the steady state and the rebalance of a member leaving it,
-reuses the plan when a STATELESS strategy's member rejoins, builds members' ownership only
-for assignors that read it and counts movement with set operations on dict views.
+reuses the plan when a STATELESS strategy's member rejoins, computes a STATELESS strategy's
+"member leaves the plan" once per shape of the members that remain (see `_Simulator`),
+builds members' ownership only for assignors that read it and counts movement with set
+operations on dict views. `shortcuts=False` replays every rebalance in full instead (the
+reference the shortcuts are tested against: identical rows).
 
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
@@ -83,6 +86,7 @@ from assignors.model import (
     TopicPartition,
     java_key,
     java_sorted,
+    member_order,
 )
 from assignors.ownership import max_generation
 from assignors.planner import rebalance
@@ -118,7 +122,10 @@ KIP-848); everything else, plugins included, is simulated as eager."""
 
 STATELESS: Final = frozenset({"range", "roundrobin"})
 """Strategies whose result ignores what members own: a member that leaves and rejoins brings
-the group back to the same plan, which the simulation then reuses instead of recomputing."""
+the group back to the same plan, which the simulation then reuses instead of recomputing.
+They also read member ids only through Kafka's member order (`assignors.model.member_order`)
+and as the keys of the result, which lets the simulation reuse one member's leave for
+another's when the members that remain look alike (`_Simulator.leave`)."""
 
 DEFAULT_MAX_MEMBERS: Final = 200
 """Default `scenario_max_members`: larger groups get a SCENARIO_SKIPPED warning, no rows."""
@@ -253,13 +260,32 @@ def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
     return {tp: member for member, tps in assignment.items() for tp in tps}
 
 
+_Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
+"""What a STATELESS assignor sees of each member, in Kafka's member order: its subscription,
+rack and whether it is static (a static member's `group.instance.id` only orders it)."""
+
+
+def _shape(members: Sequence[Member]) -> tuple[list[Member], _Shape]:
+    ordered = member_order(members)
+    return ordered, tuple((m.topics, m.rack, m.is_static) for m in ordered)
+
+
 class _Simulator:
     """Rebalances one group under one assignor, starting from the strategy's plan.
 
     Shares what every scenario needs: the steady state, and the result of a member leaving it
     (`member_leave` and the first step of `rolling_restart` are often the same rebalance; for
     STATELESS strategies every restart step starts from the steady state, and the rejoin
-    that ends it is the plan again, so it is not recomputed).
+    that ends it is the plan again, so it is not recomputed). A STATELESS assignor reads
+    member ids only through their order (static members by `group.instance.id`, then dynamic
+    ones by member id, `assignors.model.member_order`), so when the members left after one
+    member leaves have the same `_shape` as after another left, its result is the other's
+    with the k-th member in that order taking the k-th member's partitions: a group of
+    twenty look-alike members runs one rebalance for all twenty leaves, not twenty.
+
+    `shortcuts=False` turns all of it off: every rebalance is replayed from the state the
+    previous one left, members always report what they own, generations count every round
+    (the reference the shortcuts are tested against).
     """
 
     def __init__(
@@ -271,11 +297,13 @@ class _Simulator:
         cooperative: bool,
         stateless: bool,
         lags: Mapping[TopicPartition, int] | None,
+        shortcuts: bool = True,
     ) -> None:
         self.group_id = spec.group_id
         self.assignor = assignor
         self.cooperative = cooperative
-        self.stateless = stateless
+        self.stateless = stateless and shortcuts
+        self.shortcuts = shortcuts
         self.lags = lags
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
@@ -283,6 +311,7 @@ class _Simulator:
             spec.members, spec.topics, assignment, _owner_map(assignment), generation
         )
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
+        self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
 
     def current(self, state: _State) -> tuple[Member, ...]:
         """The members of `state` as the assignor must see them."""
@@ -324,14 +353,33 @@ class _Simulator:
 
     def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
         """`member_id` leaves (LeaveGroup, or its session times out)."""
-        from_steady = state is self.steady
+        from_steady = state is self.steady and self.shortcuts
         if from_steady and member_id in self._left_steady:
             return self._left_steady[member_id]
         members = tuple(m for m in self.current(state) if m.member_id != member_id)
-        out = self.step(state, members, leaving=member_id)
+        if self.stateless and from_steady and members:
+            out = self._stateless_leave(state, members, member_id)
+        else:
+            out = self.step(state, members, leaving=member_id)
         if from_steady:
             self._left_steady[member_id] = out
         return out
+
+    def _stateless_leave(
+        self, state: _State, members: tuple[Member, ...], member_id: str
+    ) -> tuple[_State, _Step]:
+        """A STATELESS leave, reusing the result of an earlier leave of the same `_shape`."""
+        ordered, shape = _shape(members)
+        template = self._left_shapes.get(shape)
+        if template is None:
+            out = self.step(state, members, leaving=member_id)
+            after = out[0].assignment
+            self._left_shapes[shape] = [after[m.member_id] for m in ordered]
+            return out
+        at = {m.member_id: k for k, m in enumerate(ordered)}
+        # In the members' own order, as the assignor keys its result (`empty_assignment`).
+        known = {m.member_id: list(template[at[m.member_id]]) for m in members}
+        return self.step(state, members, leaving=member_id, known=known)
 
     def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, _Step]:
         """`member` (as in the steady state) joins again, owning nothing, with its member id."""
@@ -346,7 +394,9 @@ class _Simulator:
             _, step = self.step(state, members, known=steady.assignment)
             return steady, step
         nxt, step = self.step(state, members)
-        if nxt.owners == steady.owners:  # back to the plan: later steps can share its results
+        # Back to the plan, each member's partitions in the same order (an assignor may read
+        # the order of what a member owns): later steps can share the plan's results.
+        if self.shortcuts and nxt.assignment == steady.assignment:
             return steady, step
         return nxt, step
 
@@ -498,11 +548,13 @@ def run_scenarios(
     lags: Mapping[TopicPartition, int] | None = None,
     cooperative: bool | None = None,
     stateless: bool | None = None,
+    shortcuts: bool = True,
 ) -> tuple[list[ScenarioCost], list[Problem]]:
     """Each applicable scenario's cost (no size limit; see `scenario_costs` for the rows).
 
     Scenarios the group cannot run get one SCENARIO_NOT_APPLICABLE warning naming them all;
     an assignor that raises during a scenario gives a SCENARIO_FAILED warning and no cost.
+    `shortcuts=False` replays every rebalance in full (same costs, slower; see `_Simulator`).
     """
     scenarios = check_scenarios(scenarios)  # SCENARIOS order; an unknown name raises
     subscribed = frozenset(spec.subscribed_topics())
@@ -523,6 +575,7 @@ def run_scenarios(
         cooperative=strategy in COOPERATIVE if cooperative is None else cooperative,
         stateless=strategy in STATELESS if stateless is None else stateless,
         lags=lags,
+        shortcuts=shortcuts,
     )
     runners: dict[str, Callable[[], ScenarioCost]] = {
         "member_leave": lambda: _member_leave(sim),
@@ -589,21 +642,6 @@ def _figures(cost: ScenarioCost) -> _Figures:
     )
 
 
-def _after_group(spec: GroupSpec, planned: Assignment, scenario: str) -> GroupSpec:
-    """The group as `scenario`'s trigger leaves it (members and topics; ownership aside)."""
-    members, topics = spec.members, spec.topics
-    if scenario == "member_leave":
-        leaver = _biggest(members, planned)
-        members = tuple(m for m in members if m.member_id != leaver)
-    elif scenario == "member_join":
-        members = (*members, _joiner(members))
-    elif scenario == "partition_growth":
-        topics = _grown_topics(topics, spec.subscribed_topics())
-    elif scenario == "subscription_change":
-        members = _widened(members, frozenset(spec.subscribed_topics()))
-    return GroupSpec(spec.group_id, members, topics)
-
-
 def _row(
     group_id: str,
     strategy: str,
@@ -637,6 +675,7 @@ def scenario_costs(
     max_members: int = DEFAULT_MAX_MEMBERS,
     cooperative: bool | None = None,
     best_max: BestMax | None = None,
+    shortcuts: bool = True,
 ) -> tuple[list[CostRow], list[Problem]]:
     """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
 
@@ -646,7 +685,8 @@ def scenario_costs(
     unknown ones absent) fills `lag_moved`. `cooperative` defaults to membership of
     COOPERATIVE. `best_max(spec)` is the exact bound behind `balance_gap_after` (null
     without it); it is called on the group as each trigger leaves it. A group with more
-    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows.
+    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows. `shortcuts=False`
+    replays every rebalance in full (the same rows, slower: the reference for tests).
     """
     if len(spec.members) > max_members:
         detail = (
@@ -662,21 +702,15 @@ def scenario_costs(
         scenarios=scenarios,
         lags=lags,
         cooperative=cooperative,
+        shortcuts=shortcuts,
     )
-    figs = [_figures(c) for c in costs]
     bound = _best_max_memo(best_max) if best_max is not None else None
-    rows = [
-        _row(
-            spec.group_id,
-            strategy,
-            fig,
-            lags is not None,
-            None
-            if bound is None
-            else fig.max_after - bound(_after_group(spec, planned, fig.scenario)),
-        )
-        for fig in figs
-    ]
+    rows = []
+    for cost in costs:
+        fig = _figures(cost)
+        # The group as the trigger left it: what the bound is measured against.
+        gap = None if bound is None else fig.max_after - bound(cost.spec(spec.group_id))
+        rows.append(_row(spec.group_id, strategy, fig, lags is not None, gap))
     return rows, problems
 
 
@@ -688,6 +722,7 @@ def group_scenario_costs(
     lags: Mapping[TopicPartition, int] | None = None,
     max_members: int = DEFAULT_MAX_MEMBERS,
     best_max: BestMax | None = None,
+    shortcuts: bool = True,
 ) -> tuple[list[CostRow], list[Problem]]:
     """`scenario_costs` for every (strategy, assignor factory, plan) of one group.
 
@@ -708,6 +743,7 @@ def group_scenario_costs(
             lags=lags,
             max_members=max_members,
             best_max=bound,
+            shortcuts=shortcuts,
         )
         rows.extend(more)
         problems.extend(found)

@@ -178,12 +178,14 @@ def group_whatif(
     *,
     lags: Mapping[TopicPartition, int | None] | None = None,
     load_aware: bool | None = None,
+    shortcuts: bool = True,
 ) -> GroupWhatIf:
     """The what-if rows of one planned group (see the module docstring).
 
     `plan` is `plan_group(spec, catalog, ...)`; `lags` (partition -> lag, None or absent when
     unknown; None without offsets) fills `lag_moved`; `load_aware` defaults to whether the
-    metrics rows carry a lag or weight imbalance.
+    metrics rows carry a lag or weight imbalance. `shortcuts=False` replays every simulated
+    rebalance in full (the same rows, slower; `assignors.scenarios.run_scenarios`).
     """
     plans, metrics = strategy_plans(plan, catalog)
     out = GroupWhatIf()
@@ -199,6 +201,7 @@ def group_whatif(
             lags=known,
             max_members=settings.max_members,
             best_max=_best_max,
+            shortcuts=shortcuts,
         )
     by_strategy: dict[str, list[CostRow]] = {}
     for row in out.costs:
