@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from assignors.model import GroupSpec
+from assignors.model import GroupSpec, per_group
 
 
 @dataclass(frozen=True, slots=True)
@@ -37,6 +37,7 @@ class SubscriptionClasses:
     members: tuple[tuple[int, ...], ...]
 
 
+@per_group
 def subscription_classes(spec: GroupSpec) -> SubscriptionClasses:
     """The topic and member classes of a group (see `SubscriptionClasses`).
 

@@ -10,6 +10,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
+from functools import wraps
+from typing import TypeVar
+
+R = TypeVar("R")
 
 TopicPartition = tuple[str, int]
 """A partition as Kafka's `TopicPartition`: (topic, partition number)."""
@@ -183,3 +187,21 @@ class Rebalance:
     assignment: Assignment
     received_round: dict[TopicPartition, int] = field(default_factory=dict)
     rounds: int = 1
+
+
+def per_group(fn: Callable[[GroupSpec], R]) -> Callable[[GroupSpec], R]:
+    """Cache `fn(spec)` for the last spec seen, by identity (the entry holds the spec, so its
+    id cannot be reused while cached). A group is planned under several strategies in a row
+    from one spec, and each asks for the same derived data; callers must not modify the
+    result."""
+    last: list[tuple[GroupSpec, R]] = []
+
+    @wraps(fn)
+    def cached(spec: GroupSpec) -> R:
+        if last and last[0][0] is spec:
+            return last[0][1]
+        value = fn(spec)
+        last[:] = [(spec, value)]
+        return value
+
+    return cached

@@ -19,7 +19,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import replace
 
-from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key
+from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key, per_group
 
 NO_GENERATION = -1
 
@@ -41,6 +41,7 @@ def _exists(spec: GroupSpec, tp: TopicPartition) -> bool:
     return 0 <= tp[1] < spec.partition_count(tp[0])
 
 
+@per_group
 def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
     """member_id -> the owned partitions it keeps a valid claim on, in its reported order.
 
