@@ -280,6 +280,7 @@ class _ExactFlow:
         the node costs are convex (Bellman-Ford by queue from every vertex at distance 0,
         looking for a cycle among the parent pointers every V relaxation rounds)."""
         n = len(self.kinds) + len(self.nodes) + 1
+        arcs = [self._arcs(u) for u in range(n)]  # fixed while the check runs
         dist = [0] * n
         parent = [-1] * n
         queue = deque(range(n))
@@ -288,9 +289,10 @@ class _ExactFlow:
         while queue:
             u = queue.popleft()
             queued[u] = False
-            for v, c in self._arcs(u):
-                if dist[u] + c < dist[v]:
-                    dist[v], parent[v] = dist[u] + c, u
+            du = dist[u]
+            for v, c in arcs[u]:
+                if du + c < dist[v]:
+                    dist[v], parent[v] = du + c, u
                     if not queued[v]:
                         queued[v] = True
                         queue.append(v)
