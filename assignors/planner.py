@@ -16,8 +16,9 @@ from __future__ import annotations
 
 import logging
 import traceback
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
+from functools import partial
 
 from assignors.balanced import BalancedAssignor
 from assignors.catalog import Strategy, StrategyCatalog
@@ -116,6 +117,9 @@ class StrategyPlan:
     metrics: Metrics = field(default_factory=dict)
     # the plan itself (member -> partitions): the steady state of the what-if rebalances
     assignment: Assignment = field(default_factory=dict)
+    # how the what-if rebalances rebuild this strategy's assignor when it is not the
+    # catalog's (`balanced` with balance_by weight or lag carries the group's loads)
+    factory: Callable[[], Assignor] | None = None
 
 
 @dataclass(slots=True)
@@ -226,7 +230,11 @@ def _plan_elected(
         if done is None:
             return None
     return StrategyPlan(
-        ELECTED, done.rows, {**done.metrics, ELECTED_STRATEGY: chosen}, done.assignment
+        ELECTED,
+        done.rows,
+        {**done.metrics, ELECTED_STRATEGY: chosen},
+        done.assignment,
+        done.factory,
     )
 
 
@@ -249,8 +257,11 @@ class _Runner:
         """The plan of `strategy`; None (and a problem for `column`, default the strategy's
         protocol) when it failed."""
         label = column or strategy.protocol
-        if self.balanced_loads is not None and isinstance(assignor, BalancedAssignor):
-            assignor = BalancedAssignor(self.balanced_loads)  # balance_by weight or lag
+        factory = None
+        loads = self.balanced_loads
+        if loads is not None and isinstance(assignor, BalancedAssignor):
+            factory = partial(BalancedAssignor, loads)  # balance_by weight or lag
+            assignor = factory()
         try:
             result = rebalance(assignor, self.spec)
         except BaseException as exc:
@@ -260,7 +271,9 @@ class _Runner:
             self._failed(strategy, label, reason, exc)
             return None
         try:
-            return self._rows(strategy.protocol if column is None else column, result)
+            plan = self._rows(strategy.protocol if column is None else column, result)
+            plan.factory = factory
+            return plan
         except Exception as exc:  # the planner's own code failed: never the plugin's fault
             self._failed(strategy, label, Reason.INTERNAL_ERROR, exc)
             return None

@@ -115,6 +115,10 @@ def strategy_plans(
 ) -> tuple[Plans, dict[str, Mapping[str, object]]]:
     """(strategy, assignor factory, planned assignment) per real strategy, and its metrics.
 
+    The factory is the one the planner used (`StrategyPlan.factory`: `balanced` balancing
+    by weight or lag keeps the group's loads; partitions a scenario adds have none, load 0),
+    else the catalog's.
+
     The `elected` plan only stands for its strategy when that strategy has no plan of its own
     (a failed strategy is not run again through `elected`: the planner gives it no plan).
     """
@@ -123,12 +127,12 @@ def strategy_plans(
     factories = {s.protocol: s.factory for s in catalog.strategies}
     for sp in plan.plans:
         if sp.strategy != ELECTED:
-            plans.append((sp.strategy, factories[sp.strategy], sp.assignment))
+            plans.append((sp.strategy, sp.factory or factories[sp.strategy], sp.assignment))
             metrics[sp.strategy] = sp.metrics
     for sp in plan.plans:
         chosen = sp.metrics.get(ELECTED_STRATEGY)
         if sp.strategy == ELECTED and isinstance(chosen, str) and chosen not in metrics:
-            factory = catalog.strategy_for(chosen).factory
+            factory = sp.factory or catalog.strategy_for(chosen).factory
             plans.append((chosen, factory, sp.assignment))
             metrics[chosen] = {**sp.metrics, ELECTED_STRATEGY: None}
     return plans, metrics

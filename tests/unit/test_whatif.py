@@ -219,3 +219,41 @@ def test_lags_fill_lag_moved() -> None:
 def test_unknown_scenario_is_refused() -> None:
     with pytest.raises(ValueError, match="unknown scenario 'member_crash'"):
         WhatIfSettings(scenarios=("member_crash",))
+
+
+def test_balanced_by_weight_keeps_its_loads_in_the_scenarios() -> None:
+    # One topic of 4 partitions, t0 as heavy as the other three together. By weight,
+    # `balanced` gives t0 to one member alone; the scenarios must rebalance the same way
+    # (they rebuild the assignor from the plan, not from the count-based catalog default).
+    from assignors.balance import best_balance
+    from assignors.balanced import BalancedAssignor
+    from assignors.load import UNIT
+    from assignors.planner import GroupLoad
+    from assignors.scenarios import scenario_costs
+
+    spec = GroupSpec(
+        "g",
+        tuple(Member(c, frozenset({"t"})) for c in ("c0", "c1", "c2")),
+        {"t": TopicMetadata("t", 4)},
+    )
+    weights = {("t", 0): 3 * UNIT, ("t", 1): UNIT, ("t", 2): UNIT, ("t", 3): UNIT}
+    catalog = StrategyCatalog.build(("balanced",))
+    plan = plan_group(spec, catalog, False, load=GroupLoad(None, weights, "weight"))
+    (planned,) = plan.plans
+    assert [len(tps) for tps in planned.assignment.values()] == [1, 2, 1]
+    out = group_whatif(spec, plan, catalog, WhatIfSettings(scenarios=("member_join",)))
+    (row,) = out.costs
+
+    def rows_with(factory: Any) -> list[dict[str, Any]]:
+        found, _ = scenario_costs(
+            spec,
+            "balanced",
+            factory,
+            planned.assignment,
+            scenarios=("member_join",),
+            best_max=lambda s: best_balance(s).best_max,
+        )
+        return [dict(r) for r in found]
+
+    assert [dict(row)] == rows_with(lambda: BalancedAssignor(weights))
+    assert [dict(row)] != rows_with(BalancedAssignor)  # counts alone rebalance otherwise
