@@ -12,6 +12,7 @@ STATELESS leave reuse is exercised, not just allowed.
 from __future__ import annotations
 
 import random
+from dataclasses import replace
 
 import pytest
 
@@ -202,21 +203,8 @@ def test_group_whatif_shortcuts_match_the_full_replay(seed: int) -> None:
     rng = random.Random(seed)
     spec = random_group(rng, look_alike=seed % 3 == 0)
     voted = rng.choice((("range",), ("cooperative-sticky", "range"), ("roundrobin",)))
-    spec = GroupSpec(
-        spec.group_id,
-        tuple(
-            Member(
-                m.member_id,
-                m.topics,
-                m.group_instance_id,
-                m.rack,
-                m.owned,
-                m.generation,
-                voted,
-            )
-            for m in spec.members
-        ),
-        spec.topics,
+    spec = replace(
+        spec, members=tuple(replace(m, assignment_strategies=voted) for m in spec.members)
     )
     planned = STRATEGIES if seed % 2 else ("sticky", "uniform", "balanced")
     catalog = StrategyCatalog.build([*planned, "elected"])
