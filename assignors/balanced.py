@@ -142,10 +142,11 @@ class _Problem:
     def racks_of(self, tp: TopicPartition) -> frozenset[str]:
         return partition_racks(self.part_racks.get(tp[0], ()), tp[1])
 
-    def mismatch(self, r: int, tp: TopicPartition) -> bool:
-        """As `assignors.racks.rack_mismatch_count` counts it (nothing without rack data)."""
+    def mismatch(self, r: int, racks: frozenset[str]) -> bool:
+        """Whether member r mismatches a partition on `racks`, as
+        `assignors.racks.rack_mismatch_count` counts it (nothing without rack data)."""
         rack = self.rack[r]
-        return self.racks_matter and rack is not None and rack not in self.racks_of(tp)
+        return self.racks_matter and rack is not None and rack not in racks
 
     def decode(self, lists: Sequence[Sequence[TopicPartition]]) -> Assignment:
         return {m.member_id: list(lst) for m, lst in zip(self.members, lists, strict=True)}
@@ -176,13 +177,15 @@ class _ExactFlow:
         self.w2 = total + 1
         self.w1 = self.w2 * (total + 1) + total + 1
         self.cost: list[dict[int, int]] = []
-        rack, node_of, w2, matter = prob.rack, self.node_of, self.w2, prob.racks_matter
+        node_of, w2 = self.node_of, self.w2
         for (eligible, racks, owner), _ in self.kinds:
-            row: dict[int, int] = {}
-            for r in eligible:  # as `_Problem.mismatch`: racks holds every member rack it has
-                mismatch = matter and rack[r] is not None and rack[r] not in racks
-                row[node_of[r]] = (w2 if mismatch else 0) - (1 if r == owner else 0)
-            self.cost.append(row)
+            # a kind's racks keep every member rack its partitions are on
+            self.cost.append(
+                {
+                    node_of[r]: (w2 if prob.mismatch(r, racks) else 0) - (1 if r == owner else 0)
+                    for r in eligible
+                }
+            )
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
         self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units

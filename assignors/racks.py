@@ -100,11 +100,15 @@ def partition_racks(racks: Sequence[frozenset[str]], p: int) -> frozenset[str]:
 
 def use_rack_aware(consumer_racks: set[str], per_partition: Iterable[frozenset[str]]) -> bool:
     """Kafka's useRackAwareAssignment (without the test-only `preferRackAwareLogic` flag)."""
-    if not consumer_racks:
-        return False
     parts = list(per_partition)
-    union: set[str] = set().union(*parts)
-    if consumer_racks.isdisjoint(union):
+    return _rack_aware(consumer_racks, parts, frozenset().union(*parts))
+
+
+def _rack_aware(
+    consumer_racks: set[str], parts: Sequence[frozenset[str]], union: frozenset[str]
+) -> bool:
+    """`use_rack_aware` given the union of the partitions' racks (when it is at hand)."""
+    if not consumer_racks or consumer_racks.isdisjoint(union):
         return False
     return any(r != union for r in parts)
 
@@ -145,10 +149,7 @@ def sticky_rack_aware(spec: GroupSpec) -> bool:
     consumer_racks = {r for m in spec.members if (r := member_rack(m))}
     if not consumer_racks:
         return False
-    parts, union = _group_racks(spec, spec.subscribed_topics())
-    if consumer_racks.isdisjoint(union):
-        return False
-    return any(r != union for r in parts)
+    return _rack_aware(consumer_racks, *_group_racks(spec, spec.subscribed_topics()))
 
 
 def rack_mismatch_count(spec: GroupSpec, assignment: Assignment) -> int | None:

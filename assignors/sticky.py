@@ -95,6 +95,7 @@ from assignors.model import (
     Rebalance,
     TopicPartition,
     java_sorted,
+    per_group,
 )
 from assignors.ownership import (
     MAX_ROUNDS,
@@ -201,20 +202,13 @@ def _encode(spec: GroupSpec) -> _Group:
     return _Group(members, topics, sizes, offsets, total, claims, valid, tied, racks)
 
 
+@per_group
 def _planned(spec: GroupSpec) -> tuple[_Group, list[list[int]]]:
-    """The encoded group and its sticky target, cached for the last spec (by identity):
-    `sticky` and the first round of `cooperative-sticky` compute the same target from the
-    same spec, so a group planned under both pays for it once. Neither result is modified
-    by its users."""
-    if _LAST and _LAST[0][0] is spec:
-        return _LAST[0][1], _LAST[0][2]
+    """The encoded group and its sticky target, once per spec: `sticky` and the first round
+    of `cooperative-sticky` compute the same target from the same spec, so a group planned
+    under both pays for it once. Neither result is modified by its users."""
     grp = _encode(spec)
-    target = _target(grp)
-    _LAST[:] = [(spec, grp, target)]
-    return grp, target
-
-
-_LAST: list[tuple[GroupSpec, _Group, list[list[int]]]] = []
+    return grp, _target(grp)
 
 
 def _target(grp: _Group) -> list[list[int]]:
