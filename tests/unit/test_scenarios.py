@@ -269,15 +269,18 @@ def test_empty_group_and_group_without_topics() -> None:
     assert len(problems2) == 1
 
 
+class Flaky:
+    """Plans a 3-member group with range; fails on any other membership."""
+
+    name = "flaky"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        if len(spec.members) != 3:
+            raise RuntimeError("boom")
+        return resolve("range")[1]().assign(spec)
+
+
 def test_an_assignor_failing_in_a_scenario_is_a_warning() -> None:
-    class Flaky:
-        name = "flaky"
-
-        def assign(self, spec: GroupSpec) -> Assignment:
-            if len(spec.members) != 3:
-                raise RuntimeError("boom")
-            return resolve("range")[1]().assign(spec)
-
     rows, problems = scenario_costs(SIX, "flaky", Flaky, plan(SIX, "range"))
     assert [r["scenario"] for r in rows] == ["partition_growth"]
     assert [p.reason for p in problems] == [

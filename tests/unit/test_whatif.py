@@ -5,9 +5,10 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from test_scenarios import Flaky
 
 from assignors.catalog import StrategyCatalog
-from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
+from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
 from assignors.recommend import RECOMMENDATION_COLUMNS
 from assignors.registry import resolve
@@ -166,17 +167,6 @@ def test_a_group_without_existing_topics_warns_for_partition_growth() -> None:
     assert [p.reason for p in out.problems] == [Reason.SCENARIO_NOT_APPLICABLE]
     assert "partition_growth" in out.problems[0].detail
     assert "partition_growth" not in {s for _, s in costs(out)}
-
-
-class Flaky:
-    """Plans the 3-member group with range; fails on any other membership."""
-
-    name = "flaky"
-
-    def assign(self, spec: GroupSpec) -> Assignment:
-        if len(spec.members) != 3:
-            raise RuntimeError("boom")
-        return resolve("range")[1]().assign(spec)
 
 
 def test_a_plugin_failing_in_a_scenario_names_its_strategy() -> None:
