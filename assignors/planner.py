@@ -25,8 +25,12 @@ from assignors.catalog import Strategy, StrategyCatalog
 from assignors.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
 from assignors.load import (
     Lags,
+    OffsetRow,
     balance_loads,
+    group_partitions,
+    group_weights,
     load_metrics,
+    partition_lags,
     weight_loads,
     weight_lower_bound,
 )
@@ -35,7 +39,7 @@ from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.plugins import InvalidAssignmentError
 from assignors.registry import ELECTED, Assignor
-from assignors.validation import ERROR, WARNING, Problem, Reason
+from assignors.validation import ERROR, WARNING, Problem, Reason, TopicStatus
 
 __all__ = [
     "ASSIGNMENT_ROW_FIELDS",
@@ -43,6 +47,7 @@ __all__ = [
     "GroupLoad",
     "GroupPlan",
     "InvalidAssignmentError",
+    "group_load",
     "internal_error",
     "plan_group",
 ]
@@ -82,6 +87,26 @@ class GroupLoad:
 
 
 NO_LOAD = GroupLoad()
+
+
+def group_load(
+    spec: GroupSpec,
+    offsets: Sequence[OffsetRow] | None,
+    catalog: Mapping[str, TopicStatus] | None,
+    balance_by: str = "count",
+) -> tuple[GroupLoad, list[Problem]]:
+    """The group's `GroupLoad` and the problems of its `offsets` rows.
+
+    `offsets`: the group's rows of the `offsets` table (None when the run has none: every
+    lag is then null); `catalog`: the topic catalog, for weights (None when the input has no
+    weights).
+    """
+    problems: list[Problem] = []
+    lags = None
+    if offsets is not None:
+        lags, problems = partition_lags(offsets, group_partitions(spec), spec.group_id)
+    weights = group_weights(spec, catalog) if catalog is not None else None
+    return GroupLoad(lags, weights, balance_by), problems
 
 
 def balanced_loads(spec: GroupSpec, load: GroupLoad) -> dict[TopicPartition, int] | None:

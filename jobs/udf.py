@@ -22,18 +22,11 @@ import pyarrow as pa
 from pyspark.sql import types as T
 
 from assignors.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
-from assignors.load import (
-    OffsetRow,
-    group_partitions,
-    group_weights,
-    offsets_unknown_group_problem,
-    partition_lags,
-)
-from assignors.model import GroupSpec
+from assignors.load import OffsetRow, offsets_unknown_group_problem
 from assignors.planner import (
     ASSIGNMENT_ROW_FIELDS,
-    GroupLoad,
     GroupPlan,
+    group_load,
     internal_error,
     plan_group,
 )
@@ -193,21 +186,6 @@ def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:
     return found
 
 
-def group_load(
-    spec: GroupSpec,
-    offsets: Sequence[OffsetRow],
-    catalog: Mapping[str, TopicStatus],
-    ctx: PlanContext,
-) -> tuple[GroupLoad, list[Problem]]:
-    """The group's lags (from its `offsets` rows) and weights (from the catalog)."""
-    problems: list[Problem] = []
-    lags = None
-    if ctx.has_offsets:
-        lags, problems = partition_lags(offsets, group_partitions(spec), spec.group_id)
-    weights = group_weights(spec, catalog) if ctx.has_weights else None
-    return GroupLoad(lags, weights, ctx.balance_by), problems
-
-
 def plan_bucket(
     pdf: pd.DataFrame,
     catalog: Mapping[str, TopicStatus],
@@ -237,7 +215,12 @@ def plan_bucket(
             )
             plan, whatif = None, None
             if spec is not None:
-                load, found = group_load(spec, group_offsets, catalog, ctx)
+                load, found = group_load(
+                    spec,
+                    group_offsets if ctx.has_offsets else None,
+                    catalog if ctx.has_weights else None,
+                    ctx.balance_by,
+                )
                 problems += found
                 plan = plan_group(
                     spec, strategies, current, isolate_interrupts=isolate_interrupts, load=load
