@@ -20,6 +20,8 @@ BENCH_STRATEGIES ?= range,roundrobin
 BENCH_REPEAT ?= 3
 # Benchmarks and the sample estate: not shipped to executors.
 TOOLS := jobs.tools
+# The mypyc-compiled core (jobs/tools/build_core.py): rebuilt whenever assignors/ changes.
+CORE_STAMP := build/core/.built
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -75,8 +77,20 @@ $(AIRFLOW_STAMP): dags/requirements-airflow.txt dags/constraints-airflow.txt
 .PHONY: venv-airflow
 venv-airflow: $(AIRFLOW_STAMP) ## Create .venv-airflow: Airflow 3 + the Spark provider (for dags/)
 
+$(CORE_STAMP): $(STAMP) $(wildcard assignors/*.py) jobs/tools/build_core.py
+	$(PY) -m $(TOOLS).build_core
+	@mkdir -p $(@D) && touch $@
+
+.PHONY: core
+core: $(CORE_STAMP) ## Compile the planning core with mypyc (the .py files stay the fallback)
+
+.PHONY: clean-core
+clean-core: ## Remove the compiled core: back to the pure-Python modules
+	$(PY) -m $(TOOLS).build_core --clean
+	rm -rf build/core
+
 .PHONY: run
-run: $(STAMP) ## Generate the sample estate, plan it on local[*], print the summary
+run: $(CORE_STAMP) ## Generate the sample estate, plan it on local[*], print the summary
 	$(PY) -m $(TOOLS).sample_estate --groups $(SAMPLE_GROUPS) --bad-rows --out data/sample
 	$(PY) -m jobs.plan_assignments --input data/sample --output out/sample --ds $$(date -u +%F)
 
@@ -92,10 +106,10 @@ dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-file
 	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
 
 .PHONY: test
-test: chromium lint typecheck test-main test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-cluster, test-airflow
+test: chromium lint typecheck test-main test-pure test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-pure, test-cluster, test-airflow
 
 .PHONY: test-main
-test-main: $(STAMP) chromium ## Unit, Spark and end-to-end tests (the project's .venv)
+test-main: $(CORE_STAMP) chromium ## Unit, Spark and end-to-end tests (the project's .venv)
 	$(PY) -m pytest
 
 .PHONY: chromium
@@ -106,8 +120,15 @@ chromium: ## Headless Chromium for the report's rendering test (installed only a
 		|| echo "chromium not installed (needs root with apt): the browser test will be skipped"
 
 .PHONY: test-unit
-test-unit: $(STAMP) ## Only the pure-Python tests (no JVM; seconds)
+test-unit: $(CORE_STAMP) ## Only the pure-Python tests (no JVM; seconds)
 	$(PY) -m pytest tests/unit
+
+.PHONY: test-pure
+test-pure: $(STAMP) ## The unit tests on the uncompiled core (what a --py-files zip runs)
+	rm -rf build/pure && mkdir -p build/pure && cp -r assignors build/pure/ \
+		&& find build/pure -name '*.so' -delete -o -name __pycache__ -prune -exec rm -rf {} +
+	# bin/pytest, not `python -m pytest`: -m would put the project root (compiled) first
+	PYTHONPATH=$(abspath build/pure) $(VENV)/bin/pytest -p no:cacheprovider tests/unit
 
 .PHONY: test-cluster
 test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job
@@ -132,12 +153,13 @@ typecheck: $(STAMP) ## mypy (strict on assignors/)
 	$(VENV)/bin/mypy
 
 .PHONY: bench
-bench: $(STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, one 1M-partition group
+bench: $(CORE_STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky tests, one 1M-partition group
 	$(PY) -m $(TOOLS).bench --groups $(BENCH_GROUPS) --strategies $(BENCH_STRATEGIES) --repeat $(BENCH_REPEAT)
 	$(PY) -m $(TOOLS).bench_sticky --case all --assignor all --replay
 	$(PY) -m $(TOOLS).bench --scenario big-group --strategies sticky,cooperative-sticky
 
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps the venvs)
-	rm -rf data out dist .pytest_cache .mypy_cache .ruff_cache
+	rm -rf data out dist build .pytest_cache .mypy_cache .ruff_cache
+	rm -f assignors/*.cpython-*.so
 	find . -name __pycache__ -type d -prune -not -path './.venv*' -exec rm -rf {} +

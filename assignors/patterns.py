@@ -110,6 +110,7 @@ import unicodedata
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from functools import lru_cache
+from typing import ClassVar
 
 from assignors.model import java_sorted
 from assignors.validation import KAFKA_MAX_TOPIC_LENGTH, Reason
@@ -126,7 +127,7 @@ that belongs in `topics`."""
 class InvalidPatternError(ValueError):
     """A topic pattern that cannot be used: bad Java syntax, untranslatable, or unsafe."""
 
-    reason = INVALID_PATTERN
+    reason: ClassVar[str] = INVALID_PATTERN
 
     def __init__(self, pattern: str, detail: str, length: int | None = None) -> None:
         shown = repr(pattern) if length is None else f"{pattern!r} ({length} characters)"

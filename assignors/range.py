@@ -52,6 +52,9 @@ racks a, b, c): t1 (6), t2 (7), t3 (2), consumers on racks a, b, c:
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from assignors.model import (
     Assignment,
@@ -163,18 +166,24 @@ def _java_tp_key(tp: TopicPartition) -> tuple[bytes, int]:
     return (tp[0].encode("utf-16-be"), tp[1])
 
 
+def _subscribers_in_order(spec: GroupSpec) -> dict[str, list[Member]]:
+    """Each subscribed topic's members in Java member-id order."""
+    rank = {m.member_id: i for i, m in enumerate(member_order(spec.members))}
+    subscribers = spec.subscribers()
+    return {
+        topic: sorted(subscribers[topic], key=lambda m: rank[m.member_id])
+        for topic in spec.subscribed_topics()
+    }
+
+
+@mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class RangeAssignor:
-    name = "range"
-    java_class = "org.apache.kafka.clients.consumer.RangeAssignor"
+    name: ClassVar[str] = "range"
+    java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.RangeAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)
-        rank = {m.member_id: i for i, m in enumerate(member_order(spec.members))}
-        subscribers = spec.subscribers()
-        ordered = {
-            topic: sorted(subscribers[topic], key=lambda m: rank[m.member_id])
-            for topic in spec.subscribed_topics()
-        }
+        ordered = _subscribers_in_order(spec)
         if any(member_rack(m) for m in spec.members):
             states = self._states(spec, ordered)
             if any(s.needs_racks for s in states):

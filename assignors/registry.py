@@ -26,7 +26,8 @@ from assignors.uniform import UniformAssignor
 class Assignor(Protocol):
     """What every strategy implements: a pure function of the group."""
 
-    name: str
+    @property
+    def name(self) -> str: ...
 
     def assign(self, spec: GroupSpec) -> Assignment: ...
 

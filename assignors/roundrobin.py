@@ -19,12 +19,17 @@ C0: T0p0, T0p2, T1p1; C1: T1p0, T2p0, T2p2; C2: T0p1, T2p1, T2p3.
 
 from __future__ import annotations
 
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
+
 from assignors.model import Assignment, GroupSpec, empty_assignment, member_order
 
 
+@mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class RoundRobinAssignor:
-    name = "roundrobin"
-    java_class = "org.apache.kafka.clients.consumer.RoundRobinAssignor"
+    name: ClassVar[str] = "roundrobin"
+    java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.RoundRobinAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)

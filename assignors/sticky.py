@@ -87,6 +87,9 @@ from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from assignors.model import (
     Assignment,
@@ -285,11 +288,12 @@ def _same(a: Assignment, b: Assignment) -> bool:
     return a.keys() == b.keys() and all(set(a[m]) == set(b[m]) for m in a)
 
 
+@mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class StickyAssignor:
     """Kafka's eager `StickyAssignor`: the balanced, sticky target in a single round."""
 
-    name = "sticky"
-    java_class = "org.apache.kafka.clients.consumer.StickyAssignor"
+    name: ClassVar[str] = "sticky"
+    java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.StickyAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         grp, target = _planned(spec)
@@ -300,6 +304,7 @@ class StickyAssignor:
         return Rebalance(self.assign(spec))
 
 
+@mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class CooperativeStickyAssignor:
     """Kafka's `CooperativeStickyAssignor`: the sticky target, reached incrementally.
 
@@ -309,8 +314,8 @@ class CooperativeStickyAssignor:
     the previous round gave it. `rounds` is the round that produced the final assignment.
     """
 
-    name = "cooperative-sticky"
-    java_class = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
+    name: ClassVar[str] = "cooperative-sticky"
+    java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         return self._round(spec)[0]

@@ -62,6 +62,9 @@ from __future__ import annotations
 import bisect
 import heapq
 from fractions import Fraction
+from typing import ClassVar
+
+from mypy_extensions import mypyc_attr
 
 from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key, java_sorted
 from assignors.ownership import valid_owned
@@ -70,9 +73,10 @@ from assignors.ownership import valid_owned
 MAX_BALANCE_PASSES = 16
 
 
+@mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class UniformAssignor:
-    name = "uniform"
-    java_class = "org.apache.kafka.coordinator.group.assignor.UniformAssignor"
+    name: ClassVar[str] = "uniform"
+    java_class: ClassVar[str] = "org.apache.kafka.coordinator.group.assignor.UniformAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         by_id = {m.member_id: m for m in spec.members}

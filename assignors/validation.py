@@ -137,6 +137,13 @@ class TopicStatus:
     # weight of the topic is null (1.0 each).
     weights: tuple[int, ...] = field(default=(), repr=False)
 
+    def __reduce__(self) -> tuple[type[TopicStatus], tuple[object, ...]]:
+        # Explicit: the compiled core's frozen dataclasses cannot unpickle field by field.
+        return (
+            TopicStatus,
+            (self.partition_count, self.error, self.detail, self.replica_racks, self.weights),
+        )
+
     def metadata(self, topic: str) -> TopicMetadata:
         """The topic as the assignors see it (partition count and replica racks)."""
         return TopicMetadata(topic, self.partition_count, self.replica_racks)

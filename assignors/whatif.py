@@ -97,6 +97,11 @@ class WhatIfSettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scenarios", check_scenarios(self.scenarios))
 
+    def __reduce__(self) -> tuple[type[WhatIfSettings], tuple[object, ...]]:
+        # Explicit: the compiled core's frozen dataclasses cannot unpickle field by field.
+        fields = (self.scenarios, self.max_members, self.max_partitions, self.recommend_from)
+        return (WhatIfSettings, fields)
+
 
 @dataclass(slots=True)
 class GroupWhatIf:

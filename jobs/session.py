@@ -98,9 +98,32 @@ def _ship_code(spark: SparkSession) -> None:
     """
     if not all((REPO_ROOT / package).is_dir() for package in PACKAGES):
         return
+    if (spark.sparkContext.master or "").startswith("local") and _workers_import(spark, REPO_ROOT):
+        # Local workers import this very checkout already, the compiled core (`make core`)
+        # included; an archive of its sources would come first on their path and shadow it.
+        return
     workdir = Path(tempfile.mkdtemp(prefix="planner-code-"))
     atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     spark.sparkContext.addPyFile(str(write_archive(workdir / "planner_code.zip")))
+
+
+def _workers_import(spark: SparkSession, root: Path) -> bool:
+    """Whether a Python worker imports `assignors` and `jobs` from `root` (one tiny task)."""
+    where = str(root)
+
+    def probe(_: object) -> list[bool]:
+        try:
+            import assignors
+            import jobs
+        except ImportError:  # not on the worker's path, or a stale compiled module
+            return [False]
+        return [
+            all(
+                str(Path(p.__file__ or "").resolve().parents[1]) == where for p in (assignors, jobs)
+            )
+        ]
+
+    return all(spark.sparkContext.parallelize([0], 1).flatMap(probe).collect())
 
 
 if __name__ == "__main__":  # `make dist`

@@ -41,7 +41,7 @@ def with_racks(rng: random.Random, spec: GroupSpec) -> GroupSpec:
     racks = ["r0", "r1", "r2"]
     topics = {
         t: replace(m, replica_racks=tuple(
-            (rng.choice(racks),) for _ in range(m.partition_count)
+            frozenset({rng.choice(racks)}) for _ in range(m.partition_count)
         ))
         for t, m in spec.topics.items()
     }  # fmt: skip

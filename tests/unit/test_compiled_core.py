@@ -1,0 +1,52 @@
+"""The compiled core (`make core`): all or nothing, and never older than its sources."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import shutil
+from pathlib import Path
+
+import pytest
+
+import assignors
+from jobs.tools.build_core import INTERPRETED, compiled_modules, compiled_sources
+
+SO = ".cpython-311-x86_64-linux-gnu.so"
+
+
+def test_the_core_is_compiled_whole_or_not_at_all() -> None:
+    built = {p.name.split(".")[0] for p in compiled_modules()} - {"_core__mypyc"}
+    assert built in (set(), {p.stem for p in compiled_sources()})
+    assert not built & {Path(n).stem for n in INTERPRETED}
+
+
+def load_guard(package: Path) -> None:
+    spec = importlib.util.spec_from_file_location(
+        "guarded", package / "__init__.py", submodule_search_locations=[str(package)]
+    )
+    assert spec is not None
+    assert spec.loader is not None
+    spec.loader.exec_module(importlib.util.module_from_spec(spec))
+
+
+@pytest.fixture
+def package(tmp_path: Path) -> Path:
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    shutil.copy(Path(assignors.__file__), pkg / "__init__.py")
+    (pkg / "range.py").write_text("x = 1\n")
+    (pkg / f"range{SO}").write_bytes(b"")
+    (pkg / f"_core__mypyc{SO}").write_bytes(b"")  # mypyc's runtime: no source of its own
+    return pkg
+
+
+def test_a_compiled_module_newer_than_its_source_is_imported(package: Path) -> None:
+    os.utime(package / "range.py", (1_000, 1_000))
+    load_guard(package)  # no error
+
+
+def test_a_compiled_module_older_than_its_source_is_refused(package: Path) -> None:
+    os.utime(package / f"range{SO}", (1_000, 1_000))
+    with pytest.raises(ImportError, match=r"older than range\.py: run `make core`"):
+        load_guard(package)
