@@ -18,7 +18,7 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
   job's verdict on the input, so they fail the task at once instead of retrying.
 - `spark_master` empty: the master of connection `spark_conn_id` (spark-submit must be on the
   worker's PATH, as the provider requires). `python` empty: the interpreter spark-submit and
-  the cluster choose; set it to a Python that has the project's pinned pyarrow/pandas/numpy.
+  the cluster choose; set it to a Python that has the project's pinned runtime dependencies.
 """
 
 from __future__ import annotations
@@ -164,7 +164,7 @@ with DAG(
         "python": Param(
             "",
             type="string",
-            description="spark.pyspark.python: a Python with the pinned pyarrow/pandas/numpy",
+            description="spark.pyspark.python: a Python with the pinned runtime dependencies",
         ),
         "planner_home": Param(
             PLANNER_HOME,

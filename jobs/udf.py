@@ -324,9 +324,13 @@ class _Output:
         return pd.DataFrame(data)
 
 
+# Floats round-trip exactly (shortest repr, parsed back by Spark's from_json). One encoder:
+# json.dumps with any non-default option builds a new one per call.
+_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
+
+
 def _json(row: dict[str, Any]) -> str:
-    # Floats round-trip exactly (shortest repr, parsed back by Spark's from_json).
-    return json.dumps(row, separators=(",", ":"), allow_nan=False)
+    return _ENCODER.encode(row)
 
 
 def problem_payload(p: Problem) -> str:
