@@ -125,8 +125,8 @@ test-unit: $(CORE_STAMP) ## Only the pure-Python tests (no JVM; seconds)
 
 .PHONY: test-pure
 test-pure: $(STAMP) ## The unit tests on the uncompiled core (what a --py-files zip runs)
-	rm -rf build/pure && mkdir -p build/pure && cp -r assignors build/pure/ \
-		&& find build/pure -name '*.so' -delete -o -name __pycache__ -prune -exec rm -rf {} +
+	rm -rf build/pure && mkdir -p build/pure && cp -r assignors build/pure/
+	rm -rf build/pure/assignors/*.so build/pure/assignors/__pycache__ build/pure/assignors/*/__pycache__
 	# bin/pytest, not `python -m pytest`: -m would put the project root (compiled) first
 	PYTHONPATH=$(abspath build/pure) $(VENV)/bin/pytest -p no:cacheprovider tests/unit
 

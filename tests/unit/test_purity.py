@@ -43,8 +43,15 @@ def test_known_modules_are_discovered() -> None:
 
 
 def test_importing_assignors_pulls_in_neither_pyspark_nor_pandas() -> None:
+    # From the folder of the package this process imported (compiled or `make test-pure`'s
+    # sources): `-c` puts the working directory first on the probe's path.
     proc = subprocess.run(
-        [sys.executable, "-c", _PROBE], capture_output=True, text=True, check=False, timeout=60
+        [sys.executable, "-c", _PROBE],
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=60,
+        cwd=Path(assignors.__file__).parents[1],
     )
     assert proc.returncode == 0, proc.stderr
     report = json.loads(proc.stdout.strip().splitlines()[-1])
