@@ -120,7 +120,7 @@ chromium: ## Headless Chromium for the report's rendering test (installed only a
 		|| echo "chromium not installed (needs root with apt): the browser test will be skipped"
 
 .PHONY: test-unit
-test-unit: $(CORE_STAMP) ## Only the pure-Python tests (no JVM; seconds)
+test-unit: $(CORE_STAMP) ## Only the unit tests (no JVM; seconds)
 	$(PY) -m pytest tests/unit
 
 .PHONY: test-pure
