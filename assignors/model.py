@@ -9,9 +9,9 @@ the metadata of the topics they subscribe to. Assignors are pure functions
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, fields
 from functools import wraps
-from typing import TypeVar
+from typing import Any, Generic, TypeVar
 
 R = TypeVar("R")
 
@@ -189,19 +189,42 @@ class Rebalance:
     rounds: int = 1
 
 
+class LastSeen(Generic[R]):
+    """A one-entry cache of derived data: the value computed last, for an object (matched by
+    identity) and a key (matched by equality). A group is planned under several strategies
+    and cooperative rounds in a row, each asking again for the same data of the same objects.
+    The entry holds its object, so its id cannot be reused while cached; callers must not
+    modify a cached value."""
+
+    def __init__(self) -> None:
+        self._entry: tuple[object, object, R] | None = None
+
+    def get(self, obj: object, key: object = None) -> R | None:
+        entry = self._entry
+        if entry is not None and entry[0] is obj and entry[1] == key:
+            return entry[2]
+        return None
+
+    def put(self, obj: object, key: object, value: R) -> R:
+        self._entry = (obj, key, value)
+        return value
+
+
 def per_group(fn: Callable[[GroupSpec], R]) -> Callable[[GroupSpec], R]:
-    """Cache `fn(spec)` for the last spec seen, by identity (the entry holds the spec, so its
-    id cannot be reused while cached). A group is planned under several strategies in a row
-    from one spec, and each asks for the same derived data; callers must not modify the
-    result."""
-    last: list[tuple[GroupSpec, R]] = []
+    """Cache `fn(spec)` for the last spec seen (`LastSeen`, by identity): a group is planned
+    under several strategies in a row from one spec; callers must not modify the result."""
+    last: LastSeen[R] = LastSeen()
 
     @wraps(fn)
     def cached(spec: GroupSpec) -> R:
-        if last and last[0][0] is spec:
-            return last[0][1]
-        value = fn(spec)
-        last[:] = [(spec, value)]
-        return value
+        hit = last.get(spec)
+        return hit if hit is not None else last.put(spec, None, fn(spec))
 
     return cached
+
+
+def by_fields(obj: Any) -> tuple[Callable[..., object], tuple[object, ...]]:
+    """`__reduce__` of a frozen dataclass: its class and its init fields in order. mypyc's
+    compiled frozen dataclasses cannot unpickle field by field (`make core`); listing the
+    fields here, not by hand, means a field added later still reaches the executors."""
+    return type(obj), tuple(getattr(obj, f.name) for f in fields(obj) if f.init)

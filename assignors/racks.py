@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
-from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
+from assignors.model import Assignment, GroupSpec, LastSeen, Member, TopicMetadata
 
 NO_RACKS: frozenset[str] = frozenset()
 
@@ -87,11 +87,12 @@ def topic_racks(meta: TopicMetadata | None) -> Sequence[frozenset[str]]:
 
 # Every group of a bucket shares its topics' rack tuples (one catalog), and every strategy
 # and cooperative round of a group asks again: the per-partition scans below run once per
-# tuple (or per group) instead. Keys are object identities; each entry holds its key object.
+# tuple (or per group) instead. Keys are object identities; each entry holds its key object
+# (`_CLEAN`, bounded, for the catalog's many tuples; `LastSeen` for the group at hand).
 _CACHE_SIZE = 4096
 _CLEAN: dict[int, tuple[tuple[frozenset[str], ...], Sequence[frozenset[str]]]] = {}
-_LAST_ON: list[tuple[Sequence[frozenset[str]], tuple[str, ...], list[int]]] = []
-_LAST_GROUP: list[tuple[object, tuple[str, ...], list[frozenset[str]], frozenset[str]]] = []
+_CONSUMERS_ON: LastSeen[list[int]] = LastSeen()
+_GROUP_RACKS: LastSeen[tuple[list[frozenset[str]], frozenset[str]]] = LastSeen()
 
 
 def partition_racks(racks: Sequence[frozenset[str]], p: int) -> frozenset[str]:
@@ -127,17 +128,16 @@ def _group_racks(
     """(`group_partition_racks`, the union of those racks), cached for the last group's
     metadata (successive strategies and rounds of one group share `spec.topics`)."""
     key = tuple(topics)
-    if _LAST_GROUP and _LAST_GROUP[0][0] is spec.topics and _LAST_GROUP[0][1] == key:
-        return _LAST_GROUP[0][2], _LAST_GROUP[0][3]
+    hit = _GROUP_RACKS.get(spec.topics, key)
+    if hit is not None:
+        return hit
     out: list[frozenset[str]] = []
     for t in topics:
         meta = spec.topics.get(t)
         n = meta.partition_count if meta is not None else 0
         racks = topic_racks(meta)
         out.extend(partition_racks(racks, p) for p in range(n))
-    union = frozenset().union(*out)
-    _LAST_GROUP[:] = [(spec.topics, key, out, union)]
-    return out, union
+    return _GROUP_RACKS.put(spec.topics, key, (out, frozenset().union(*out)))
 
 
 def sticky_rack_aware(spec: GroupSpec) -> bool:
@@ -203,14 +203,14 @@ class RackView:
         cooperative rebalance, and both sticky strategies, ask it of the same group. The
         result is shared: do not modify it."""
         key = tuple(sorted(r for r in self.member if r is not None))
-        if _LAST_ON and _LAST_ON[0][0] is self.part and _LAST_ON[0][1] == key:
-            return _LAST_ON[0][2]
+        hit = _CONSUMERS_ON.get(self.part, key)
+        if hit is not None:
+            return hit
         per_rack: dict[str, int] = {}
         for rack in key:
             per_rack[rack] = per_rack.get(rack, 0) + 1
         out = [sum(per_rack.get(r, 0) for r in racks) if racks else 0 for racks in self.part]
-        _LAST_ON[:] = [(self.part, key, out)]
-        return out
+        return _CONSUMERS_ON.put(self.part, key, out)
 
     def next_on_rack(self, g: int, members: Sequence[int], first: int) -> int:
         """Kafka's nextRackConsumer: index of the next member on g's racks, circularly; -1."""

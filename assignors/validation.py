@@ -26,6 +26,7 @@ from assignors.model import (
     Member,
     TopicMetadata,
     TopicPartition,
+    by_fields,
     java_order_key,
 )
 
@@ -137,12 +138,8 @@ class TopicStatus:
     # weight of the topic is null (1.0 each).
     weights: tuple[int, ...] = field(default=(), repr=False)
 
-    def __reduce__(self) -> tuple[type[TopicStatus], tuple[object, ...]]:
-        # Explicit: the compiled core's frozen dataclasses cannot unpickle field by field.
-        return (
-            TopicStatus,
-            (self.partition_count, self.error, self.detail, self.replica_racks, self.weights),
-        )
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return by_fields(self)  # it travels to the executors in the broadcast catalog
 
     def metadata(self, topic: str) -> TopicMetadata:
         """The topic as the assignors see it (partition count and replica racks)."""

@@ -56,7 +56,7 @@ from typing import Final
 from assignors.balance import best_balance
 from assignors.catalog import ELECTED, StrategyCatalog
 from assignors.metrics import ELECTED_STRATEGY
-from assignors.model import Assignment, GroupSpec, TopicPartition
+from assignors.model import Assignment, GroupSpec, TopicPartition, by_fields
 from assignors.planner import GroupPlan
 from assignors.recommend import DEFAULT_RECOMMEND_FROM, RecommendationRow, recommend
 from assignors.registry import Assignor
@@ -97,10 +97,8 @@ class WhatIfSettings:
     def __post_init__(self) -> None:
         object.__setattr__(self, "scenarios", check_scenarios(self.scenarios))
 
-    def __reduce__(self) -> tuple[type[WhatIfSettings], tuple[object, ...]]:
-        # Explicit: the compiled core's frozen dataclasses cannot unpickle field by field.
-        fields = (self.scenarios, self.max_members, self.max_partitions, self.recommend_from)
-        return (WhatIfSettings, fields)
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return by_fields(self)  # it travels to the executors in the plan context
 
 
 @dataclass(slots=True)

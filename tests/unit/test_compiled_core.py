@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import importlib.util
 import os
+import pickle
 import shutil
 from pathlib import Path
 
 import pytest
 
 import assignors
+from assignors.validation import TopicStatus
+from assignors.whatif import WhatIfSettings
 from jobs.tools.build_core import INTERPRETED, compiled_modules, compiled_sources
 
 SO = ".cpython-311-x86_64-linux-gnu.so"
@@ -50,3 +53,11 @@ def test_a_compiled_module_older_than_its_source_is_refused(package: Path) -> No
     os.utime(package / f"range{SO}", (1_000, 1_000))
     with pytest.raises(ImportError, match=r"older than range\.py: run `make core`"):
         load_guard(package)
+
+
+def test_what_travels_to_executors_pickles_with_every_field() -> None:
+    # Frozen dataclasses of the compiled core pickle through `assignors.model.by_fields`.
+    status = TopicStatus(3, "BAD", "why", (frozenset({"a"}), frozenset(), frozenset()), (1, 2, 3))
+    settings = WhatIfSettings(("member_join",), 7, 99, ("range", "balanced"))
+    for value in (status, settings):
+        assert pickle.loads(pickle.dumps(value)) == value
