@@ -46,7 +46,7 @@ from assignors.model import Assignment, GroupSpec, java_sorted
 from assignors.racks import rack_mismatch_count
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class BalanceBound:
     """best_max: the smallest max partitions per member of any valid assignment;
     bottleneck_topics: the topic set forcing it when it is above the plain average
@@ -55,8 +55,12 @@ class BalanceBound:
     best_max: int
     bottleneck_topics: tuple[str, ...]
 
+    def __init__(self, best_max: int, bottleneck_topics: tuple[str, ...]) -> None:
+        object.__setattr__(self, "best_max", best_max)
+        object.__setattr__(self, "bottleneck_topics", bottleneck_topics)
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class _Classes:
     """The class graph: topic classes (partitions, adjacent member classes) and member
     classes (size)."""
@@ -67,6 +71,22 @@ class _Classes:
     members: list[int]  # member class -> how many members
     total: int
     member_count: int
+
+    def __init__(
+        self,
+        topics: list[list[str]],
+        parts: list[int],
+        adjacent: list[list[int]],
+        members: list[int],
+        total: int,
+        member_count: int,
+    ) -> None:
+        self.topics = topics
+        self.parts = parts
+        self.adjacent = adjacent
+        self.members = members
+        self.total = total
+        self.member_count = member_count
 
     def subscribers(self, ks: Sequence[int]) -> int:
         js = {j for k in ks for j in self.adjacent[k]}

@@ -58,7 +58,7 @@ UNKNOWN_COMMON_STRATEGY = Reason.UNKNOWN_COMMON_STRATEGY.value
 """Every member supports some strategy, but none the planner knows."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Election:
     """The outcome of one group's election.
 
@@ -71,6 +71,22 @@ class Election:
     candidate_strategies: list[str] = field(default_factory=list)
     error: str | None = None
     unknown_names: list[tuple[int, str]] = field(default_factory=list)
+
+    def __init__(
+        self,
+        elected: str | None,
+        candidate_strategies: list[str] | None = None,
+        error: str | None = None,
+        unknown_names: list[tuple[int, str]] | None = None,
+    ) -> None:
+        object.__setattr__(self, "elected", elected)
+        object.__setattr__(
+            self,
+            "candidate_strategies",
+            [] if candidate_strategies is None else candidate_strategies,
+        )
+        object.__setattr__(self, "error", error)
+        object.__setattr__(self, "unknown_names", [] if unknown_names is None else unknown_names)
 
 
 def elect(

@@ -22,7 +22,7 @@ from dataclasses import dataclass
 from assignors.model import GroupSpec, per_group
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class SubscriptionClasses:
     """A group's topics and members merged into classes (numbered by first appearance).
 
@@ -35,6 +35,16 @@ class SubscriptionClasses:
     topics: tuple[tuple[str, ...], ...]
     subscribers: tuple[tuple[int, ...], ...]
     members: tuple[tuple[int, ...], ...]
+
+    def __init__(
+        self,
+        topics: tuple[tuple[str, ...], ...],
+        subscribers: tuple[tuple[int, ...], ...],
+        members: tuple[tuple[int, ...], ...],
+    ) -> None:
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "subscribers", subscribers)
+        object.__setattr__(self, "members", members)
 
 
 @per_group

@@ -63,7 +63,7 @@ Lags = Mapping[TopicPartition, int | None]
 _MAX_LISTED: Final = 10  # partitions named in one warning's detail
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class OffsetRow:
     """One `offsets` row of a group, as read (any field may be null)."""
 
@@ -71,6 +71,18 @@ class OffsetRow:
     partition: int | None
     committed_offset: int | None
     log_end_offset: int | None
+
+    def __init__(
+        self,
+        topic: str | None,
+        partition: int | None,
+        committed_offset: int | None,
+        log_end_offset: int | None,
+    ) -> None:
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "partition", partition)
+        object.__setattr__(self, "committed_offset", committed_offset)
+        object.__setattr__(self, "log_end_offset", log_end_offset)
 
 
 def group_partitions(spec: GroupSpec) -> dict[str, int]:
@@ -493,7 +505,7 @@ _ENUMERATE_UP_TO: Final = 8
 cheaper than the flow up to there (about 0.2 ms at 8 classes, 1.3 ms at 10, flow 0.5-0.9 ms)."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class ClassGraph:
     """The group reduced to classes: topics with the same subscribers form a topic class,
     members with the same subscription form a member class (what the bound needs).
@@ -506,6 +518,16 @@ class ClassGraph:
     topic_loads: tuple[int, ...]
     subscribers: tuple[int, ...]
     member_classes: tuple[tuple[int, frozenset[int]], ...]
+
+    def __init__(
+        self,
+        topic_loads: tuple[int, ...],
+        subscribers: tuple[int, ...],
+        member_classes: tuple[tuple[int, frozenset[int]], ...],
+    ) -> None:
+        object.__setattr__(self, "topic_loads", topic_loads)
+        object.__setattr__(self, "subscribers", subscribers)
+        object.__setattr__(self, "member_classes", member_classes)
 
 
 def class_graph(spec: GroupSpec, loads: Mapping[TopicPartition, int]) -> ClassGraph:

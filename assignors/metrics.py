@@ -54,7 +54,7 @@ ELECTED_STRATEGY: Final = "elected_strategy"
 _SHOWN = 5  # how many missing partitions a violation message lists
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class Scan:
     """One pass over an assignment: its validity and what every metric needs (this runs for
     every group and strategy).
@@ -66,6 +66,16 @@ class Scan:
     violation: str | None
     assigned: int  # distinct existing partitions of subscribed topics
     topic_counts: dict[str, dict[str, int]]  # member_id -> topic -> partitions
+
+    def __init__(
+        self,
+        violation: str | None,
+        assigned: int,
+        topic_counts: dict[str, dict[str, int]],
+    ) -> None:
+        self.violation = violation
+        self.assigned = assigned
+        self.topic_counts = topic_counts
 
     @property
     def valid(self) -> bool:

@@ -22,7 +22,10 @@ Assignment = dict[str, list[TopicPartition]]
 """member_id -> the partitions it is assigned. Every member of the group is a key."""
 
 
-@dataclass(frozen=True, slots=True)
+# The hot classes spell out `__init__` (init=False): mypyc compiles it, while the one the
+# dataclass decorator generates at import time runs as interpreted Python (~14x slower, and
+# a group's rebalances build thousands of these). Same signature, defaults and fields.
+@dataclass(frozen=True, slots=True, init=False)
 class Member:
     """One member of a consumer group, as its JoinGroup subscription describes it.
 
@@ -41,12 +44,44 @@ class Member:
     generation: int | None = None
     assignment_strategies: tuple[str, ...] | None = None
 
+    def __init__(
+        self,
+        member_id: str,
+        topics: frozenset[str],
+        group_instance_id: str | None = None,
+        rack: str | None = None,
+        owned: tuple[TopicPartition, ...] = (),
+        generation: int | None = None,
+        assignment_strategies: tuple[str, ...] | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        _set(self, "member_id", member_id)
+        _set(self, "topics", topics)
+        _set(self, "group_instance_id", group_instance_id)
+        _set(self, "rack", rack)
+        _set(self, "owned", owned)
+        _set(self, "generation", generation)
+        _set(self, "assignment_strategies", assignment_strategies)
+
+    def owning(self, owned: tuple[TopicPartition, ...], generation: int | None) -> Member:
+        """This member reporting `owned` at `generation` (a cooperative round, a simulated
+        rebalance)."""
+        return Member(
+            self.member_id,
+            self.topics,
+            self.group_instance_id,
+            self.rack,
+            owned,
+            generation,
+            self.assignment_strategies,
+        )
+
     @property
     def is_static(self) -> bool:
         return self.group_instance_id is not None
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class TopicMetadata:
     """A topic as the cluster metadata describes it.
 
@@ -58,8 +93,15 @@ class TopicMetadata:
     partition_count: int
     replica_racks: tuple[frozenset[str], ...] = ()
 
+    def __init__(
+        self, name: str, partition_count: int, replica_racks: tuple[frozenset[str], ...] = ()
+    ) -> None:
+        object.__setattr__(self, "name", name)
+        object.__setattr__(self, "partition_count", partition_count)
+        object.__setattr__(self, "replica_racks", replica_racks)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class GroupSpec:
     """Everything an assignor needs to assign one group.
 
@@ -80,14 +122,25 @@ class GroupSpec:
 
     _subscribed: tuple[str, ...] = field(init=False, repr=False, compare=False)
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        group_id: str,
+        members: tuple[Member, ...],
+        topics: Mapping[str, TopicMetadata] | None = None,
+        departed: Mapping[str, tuple[TopicPartition, ...]] | None = None,
+    ) -> None:
+        _set = object.__setattr__
+        meta: Mapping[str, TopicMetadata] = {} if topics is None else topics
+        _set(self, "group_id", group_id)
+        _set(self, "members", members)
+        _set(self, "topics", meta)
+        _set(self, "departed", {} if departed is None else departed)
         # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
-        for m in self.members:
+        for m in members:
             wanted.update(m.topics)
-        meta = self.topics
         subscribed = java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
-        object.__setattr__(self, "_subscribed", tuple(subscribed))
+        _set(self, "_subscribed", tuple(subscribed))
 
     def subscribed_topics(self) -> list[str]:
         """Subscribed topics that exist, in Java string order (how Kafka iterates them)."""
@@ -175,7 +228,7 @@ def empty_assignment(spec: GroupSpec) -> Assignment:
     return {m.member_id: [] for m in spec.members}
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Rebalance:
     """The outcome of a rebalance that may take several rounds (cooperative protocols).
 
@@ -187,6 +240,16 @@ class Rebalance:
     assignment: Assignment
     received_round: dict[TopicPartition, int] = field(default_factory=dict)
     rounds: int = 1
+
+    def __init__(
+        self,
+        assignment: Assignment,
+        received_round: dict[TopicPartition, int] | None = None,
+        rounds: int = 1,
+    ) -> None:
+        object.__setattr__(self, "assignment", assignment)
+        object.__setattr__(self, "received_round", {} if received_round is None else received_round)
+        object.__setattr__(self, "rounds", rounds)
 
 
 class LastSeen(Generic[R]):

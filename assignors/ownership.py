@@ -17,7 +17,6 @@ and exactly one departed member does.
 from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
-from dataclasses import replace
 
 from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key, per_group
 
@@ -109,13 +108,9 @@ def next_round(spec: GroupSpec, assignment: Assignment, generation: int) -> Grou
     """The group as it rejoins for the next cooperative round: every member reports what
     `assignment` gave it, at `generation` (as `ConsumerCoordinator` does after a SyncGroup).
     """
-    return replace(
-        spec,
-        members=tuple(
-            replace(m, owned=tuple(assignment[m.member_id]), generation=generation)
-            for m in spec.members
-        ),
-    )
+    # Built directly, not with dataclasses.replace (interpreted, and this runs every round).
+    members = tuple(m.owning(tuple(assignment[m.member_id]), generation) for m in spec.members)
+    return GroupSpec(spec.group_id, members, spec.topics, spec.departed)
 
 
 def received_rounds(history: Sequence[Assignment]) -> dict[TopicPartition, int]:

@@ -71,7 +71,7 @@ BALANCE_BY = ("count", "weight", "lag")
 """What `balanced` balances (config `balance_by`): partition counts, weights, or lag."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class GroupLoad:
     """The load inputs of one group (`assignors.load`).
 
@@ -84,6 +84,16 @@ class GroupLoad:
     lags: Lags | None = None
     weights: Mapping[TopicPartition, int] | None = None
     balance_by: str = "count"
+
+    def __init__(
+        self,
+        lags: Lags | None = None,
+        weights: Mapping[TopicPartition, int] | None = None,
+        balance_by: str = "count",
+    ) -> None:
+        object.__setattr__(self, "lags", lags)
+        object.__setattr__(self, "weights", weights)
+        object.__setattr__(self, "balance_by", balance_by)
 
 
 NO_LOAD = GroupLoad()
@@ -135,7 +145,7 @@ def balanced_loads(spec: GroupSpec, load: GroupLoad) -> dict[TopicPartition, int
     return loads if len(set(loads.values())) > 1 else None
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class StrategyPlan:
     strategy: str
     rows: list[AssignmentRow] = field(default_factory=list)
@@ -146,8 +156,22 @@ class StrategyPlan:
     # catalog's (`balanced` with balance_by weight or lag carries the group's loads)
     factory: Callable[[], Assignor] | None = None
 
+    def __init__(
+        self,
+        strategy: str,
+        rows: list[AssignmentRow] | None = None,
+        metrics: Metrics | None = None,
+        assignment: Assignment | None = None,
+        factory: Callable[[], Assignor] | None = None,
+    ) -> None:
+        self.strategy = strategy
+        self.rows = [] if rows is None else rows
+        self.metrics = {} if metrics is None else metrics
+        self.assignment = {} if assignment is None else assignment
+        self.factory = factory
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class GroupPlan:
     """Everything planned for one group: a plan per strategy that succeeded, and the problems
     (a failed strategy is an error problem with `strategy` set, and has no plan)."""
@@ -156,6 +180,18 @@ class GroupPlan:
     plans: list[StrategyPlan] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     election: Election | None = None
+
+    def __init__(
+        self,
+        group_id: str,
+        plans: list[StrategyPlan] | None = None,
+        problems: list[Problem] | None = None,
+        election: Election | None = None,
+    ) -> None:
+        self.group_id = group_id
+        self.plans = [] if plans is None else plans
+        self.problems = [] if problems is None else problems
+        self.election = election
 
 
 def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
@@ -263,7 +299,7 @@ def _plan_elected(
     )
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Runner:
     """Runs one strategy on the group, containing any failure to that strategy."""
 
@@ -275,6 +311,26 @@ class _Runner:
     weight_bound: int | None = None
     balanced_loads: dict[TopicPartition, int] | None = None
     memo: dict[object, Metrics] = field(default_factory=dict)
+
+    def __init__(
+        self,
+        spec: GroupSpec,
+        previous: dict[TopicPartition, str] | None,
+        problems: list[Problem],
+        isolate_interrupts: bool,
+        load: GroupLoad = NO_LOAD,
+        weight_bound: int | None = None,
+        balanced_loads: dict[TopicPartition, int] | None = None,
+        memo: dict[object, Metrics] | None = None,
+    ) -> None:
+        self.spec = spec
+        self.previous = previous
+        self.problems = problems
+        self.isolate_interrupts = isolate_interrupts
+        self.load = load
+        self.weight_bound = weight_bound
+        self.balanced_loads = balanced_loads
+        self.memo = {} if memo is None else memo
 
     def run(
         self, strategy: Strategy, assignor: Assignor, column: str | None = None

@@ -189,12 +189,16 @@ def _count_mismatches(
     return count
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class RackView:
     """Racks for the rack-aware step, int-encoded: `member[r]` (None: no rack) and `part[g]`."""
 
     member: Sequence[str | None]
     part: Sequence[frozenset[str]]
+
+    def __init__(self, member: Sequence[str | None], part: Sequence[frozenset[str]]) -> None:
+        object.__setattr__(self, "member", member)
+        object.__setattr__(self, "part", part)
 
     def consumers_on(self) -> list[int]:
         """Per partition, how many members sit on one of its racks (Kafka's sort key).

@@ -82,7 +82,7 @@ RECOMMENDATION_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
 RecommendationRow = dict[str, str | int | float | None]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Figures:
     """What the rule compares for one strategy of one group (None: not known)."""
 
@@ -92,6 +92,22 @@ class Figures:
     load_imbalance: float | None
     restart_paused: int | None
     join_moved: int | None
+
+    def __init__(
+        self,
+        strategy: str,
+        max_partitions_per_member: int | None,
+        balance_gap: int | None,
+        load_imbalance: float | None,
+        restart_paused: int | None,
+        join_moved: int | None,
+    ) -> None:
+        object.__setattr__(self, "strategy", strategy)
+        object.__setattr__(self, "max_partitions_per_member", max_partitions_per_member)
+        object.__setattr__(self, "balance_gap", balance_gap)
+        object.__setattr__(self, "load_imbalance", load_imbalance)
+        object.__setattr__(self, "restart_paused", restart_paused)
+        object.__setattr__(self, "join_moved", join_moved)
 
 
 def _int(value: object) -> int | None:

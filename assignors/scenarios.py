@@ -176,7 +176,7 @@ partition_growth, subscription_change, rolling_restart)
     return tuple(s for s in SCENARIOS if s in wanted)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _State:
     """The group between rebalances: every member owns `assignment[member]` at `generation`.
 
@@ -191,6 +191,22 @@ class _State:
     owners: dict[TopicPartition, str]
     generation: int
     _owning: tuple[Member, ...] | None = None
+
+    def __init__(
+        self,
+        members: tuple[Member, ...],
+        topics: Mapping[str, TopicMetadata],
+        assignment: Assignment,
+        owners: dict[TopicPartition, str],
+        generation: int,
+        _owning: tuple[Member, ...] | None = None,
+    ) -> None:
+        self.members = members
+        self.topics = topics
+        self.assignment = assignment
+        self.owners = owners
+        self.generation = generation
+        self._owning = _owning
 
     def owning(self) -> tuple[Member, ...]:
         if self._owning is None:
@@ -207,7 +223,7 @@ class _Step(NamedTuple):
     lag_moved: int
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class ScenarioCost:
     """One scenario's summed cost and the group it leaves behind (before it becomes a row).
 
@@ -225,6 +241,30 @@ class ScenarioCost:
     members: tuple[Member, ...] = ()
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
     assignment: Assignment = field(default_factory=dict)
+
+    def __init__(
+        self,
+        scenario: str,
+        rebalances: int = 0,
+        rounds: int = 0,
+        moved: int = 0,
+        paused: int = 0,
+        revoked: int = 0,
+        lag_moved: int = 0,
+        members: tuple[Member, ...] = (),
+        topics: Mapping[str, TopicMetadata] | None = None,
+        assignment: Assignment | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.rebalances = rebalances
+        self.rounds = rounds
+        self.moved = moved
+        self.paused = paused
+        self.revoked = revoked
+        self.lag_moved = lag_moved
+        self.members = members
+        self.topics = {} if topics is None else topics
+        self.assignment = {} if assignment is None else assignment
 
     def record(self, step: _Step) -> None:
         self.rebalances += 1
@@ -244,16 +284,7 @@ class ScenarioCost:
 
 
 def _owning(m: Member, owned: Sequence[TopicPartition], generation: int | None) -> Member:
-    # Positional construction: this runs for every member after every simulated rebalance.
-    return Member(
-        m.member_id,
-        m.topics,
-        m.group_instance_id,
-        m.rack,
-        tuple(owned),
-        generation,
-        m.assignment_strategies,
-    )
+    return m.owning(tuple(owned), generation)
 
 
 def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:

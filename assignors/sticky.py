@@ -114,7 +114,7 @@ from assignors.sticky_general import assign_general
 _NO_OWNER = -1
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Group:
     """A GroupSpec int-encoded for the sticky paths (built fresh per call: no state leaks).
 
@@ -131,6 +131,28 @@ class _Group:
     valid: list[list[int]]  # claims that survive the generation rule
     tied: set[int]  # partitions invalidated by a same-generation double claim
     racks: RackView | None = None  # set when the group is rack-aware (KIP-881)
+
+    def __init__(
+        self,
+        members: list[Member],
+        topics: list[str],
+        sizes: list[int],
+        offsets: list[int],
+        total: int,
+        claims: list[list[int]],
+        valid: list[list[int]],
+        tied: set[int],
+        racks: RackView | None = None,
+    ) -> None:
+        self.members = members
+        self.topics = topics
+        self.sizes = sizes
+        self.offsets = offsets
+        self.total = total
+        self.claims = claims
+        self.valid = valid
+        self.tied = tied
+        self.racks = racks
 
     def on_rack(self, r: int, gs: list[int]) -> list[int]:
         """The partitions of gs member r may keep: all, unless they are on other racks."""

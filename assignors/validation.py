@@ -107,7 +107,7 @@ class Reason(StrEnum):
     INVALID_WEIGHT = "INVALID_WEIGHT"
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class Problem:
     """One row of the `rejected` table; `strategy` is set when only that strategy failed."""
 
@@ -119,9 +119,24 @@ class Problem:
     detail: str
     strategy: str | None = None
 
-    def __post_init__(self) -> None:
+    def __init__(
+        self,
+        group_id: str | None,
+        member_id: str | None,
+        topic: str | None,
+        severity: str,
+        reason: str,
+        detail: str,
+        strategy: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "severity", severity)
         # A plain str, whatever the caller passed (a `Reason` member pickles as an enum).
-        object.__setattr__(self, "reason", str(self.reason))
+        object.__setattr__(self, "reason", str(reason))
+        object.__setattr__(self, "detail", detail)
+        object.__setattr__(self, "strategy", strategy)
 
 
 @dataclass(frozen=True, slots=True)
@@ -146,7 +161,7 @@ class TopicStatus:
         return TopicMetadata(topic, self.partition_count, self.replica_racks)
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class MemberRow:
     """One `subscriptions` row, as read (any field may be null)."""
 
@@ -158,14 +173,37 @@ class MemberRow:
     assignment_strategies: Sequence[str | None] | None = None
     generation: int | None = None
 
+    def __init__(
+        self,
+        member_id: str | None,
+        group_instance_id: str | None = None,
+        client_rack: str | None = None,
+        topics: Sequence[str | None] | None = None,
+        topic_pattern: str | None = None,
+        assignment_strategies: Sequence[str | None] | None = None,
+        generation: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "group_instance_id", group_instance_id)
+        object.__setattr__(self, "client_rack", client_rack)
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "topic_pattern", topic_pattern)
+        object.__setattr__(self, "assignment_strategies", assignment_strategies)
+        object.__setattr__(self, "generation", generation)
 
-@dataclass(frozen=True, slots=True)
+
+@dataclass(frozen=True, slots=True, init=False)
 class OwnedRow:
     """One `current_assignment` row of the group, as read."""
 
     member_id: str | None
     topic: str | None
     partition: int | None
+
+    def __init__(self, member_id: str | None, topic: str | None, partition: int | None) -> None:
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "partition", partition)
 
 
 def check_topic(
@@ -324,12 +362,16 @@ def pattern_resolver(topics: list[str]) -> PatternResolver:
     return PatternResolver(topics)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Found:
     """The problems of one group, in the order they are found."""
 
     group_id: str
     items: list[Problem] = field(default_factory=list)
+
+    def __init__(self, group_id: str, items: list[Problem] | None = None) -> None:
+        self.group_id = group_id
+        self.items = [] if items is None else items
 
     def add(
         self,
@@ -346,7 +388,7 @@ class _Found:
         return any(p.severity == ERROR for p in self.items)
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class _Draft:
     """A member's validated fields; the `Member` is built once its owned partitions are known."""
 
@@ -356,6 +398,22 @@ class _Draft:
     rack: str | None
     generation: int | None
     assignment_strategies: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        member_id: str,
+        topics: frozenset[str],
+        group_instance_id: str | None,
+        rack: str | None,
+        generation: int | None,
+        assignment_strategies: tuple[str, ...] | None,
+    ) -> None:
+        self.member_id = member_id
+        self.topics = topics
+        self.group_instance_id = group_instance_id
+        self.rack = rack
+        self.generation = generation
+        self.assignment_strategies = assignment_strategies
 
 
 def _sorted_rows(members: Sequence[MemberRow]) -> list[MemberRow]:

@@ -41,7 +41,7 @@ from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, jav
 Key = tuple[int, ...]
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True, slots=True, init=False)
 class _Instance:
     """The group flattened to indices: members in Java member-id order, partitions in LPT
     order (heaviest first, then topic in Java order, then partition number)."""
@@ -53,13 +53,41 @@ class _Instance:
     mismatch: tuple[frozenset[int], ...]  # members whose rack is not among the replica racks
     prev: tuple[int, ...]  # valid, eligible previous owner, or -1
 
+    def __init__(
+        self,
+        members: tuple[str, ...],
+        tps: tuple[TopicPartition, ...],
+        load: tuple[int, ...],
+        eligible: tuple[tuple[int, ...], ...],
+        mismatch: tuple[frozenset[int], ...],
+        prev: tuple[int, ...],
+    ) -> None:
+        object.__setattr__(self, "members", members)
+        object.__setattr__(self, "tps", tps)
+        object.__setattr__(self, "load", load)
+        object.__setattr__(self, "eligible", eligible)
+        object.__setattr__(self, "mismatch", mismatch)
+        object.__setattr__(self, "prev", prev)
 
-@dataclass(slots=True)
+
+@dataclass(slots=True, init=False)
 class _State:
     owner: list[int]
     mload: list[int]
     count: list[int]
     parts: list[set[int]] = field(default_factory=list)
+
+    def __init__(
+        self,
+        owner: list[int],
+        mload: list[int],
+        count: list[int],
+        parts: list[set[int]] | None = None,
+    ) -> None:
+        self.owner = owner
+        self.mload = mload
+        self.count = count
+        self.parts = [] if parts is None else parts
 
     @classmethod
     def empty(cls, inst: _Instance) -> _State:

@@ -101,13 +101,23 @@ class WhatIfSettings:
         return by_fields(self)  # it travels to the executors in the plan context
 
 
-@dataclass(slots=True)
+@dataclass(slots=True, init=False)
 class GroupWhatIf:
     """One group's `rebalance_costs` rows, its `recommendations` row and the warnings."""
 
     costs: list[CostRow] = field(default_factory=list)
     recommendation: RecommendationRow = field(default_factory=dict)
     problems: list[Problem] = field(default_factory=list)
+
+    def __init__(
+        self,
+        costs: list[CostRow] | None = None,
+        recommendation: RecommendationRow | None = None,
+        problems: list[Problem] | None = None,
+    ) -> None:
+        self.costs = [] if costs is None else costs
+        self.recommendation = {} if recommendation is None else recommendation
+        self.problems = [] if problems is None else problems
 
 
 Plans = list[tuple[str, Callable[[], Assignor], Assignment]]
