@@ -69,8 +69,9 @@ from assignors.model import (
     Member,
     Rebalance,
     TopicPartition,
-    java_key,
     java_sorted,
+    needs_java_order,
+    sort_partitions,
 )
 from assignors.ownership import (
     MAX_ROUNDS,
@@ -117,8 +118,10 @@ class _Problem:
         self.members: list[Member] = [by_id[i] for i in java_sorted(by_id)]
         rank = {m.member_id: r for r, m in enumerate(self.members)}
         self.topics = spec.subscribed_topics()
+        self.counts = {t: spec.partition_count(t) for t in self.topics}
+        self.java_order = needs_java_order(self.topics)
         self.parts: list[TopicPartition] = [
-            (t, p) for t in self.topics for p in range(spec.partition_count(t))
+            (t, p) for t in self.topics for p in range(self.counts[t])
         ]
         subscribers = {t: [rank[m.member_id] for m in ms] for t, ms in spec.subscribers().items()}
         self.eligible = {t: sorted(rs) for t, rs in subscribers.items()}
@@ -172,11 +175,17 @@ class _ExactFlow:
         self._member_nodes()
         member_racks = frozenset(r for r in prob.rack if r is not None)
         merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
-        for tp in prob.parts:
-            # Only the members' racks tell partitions apart (fewer kinds, same costs).
-            racks = prob.racks_of(tp) & member_racks if prob.racks_matter else frozenset()
-            key = (tuple(prob.eligible[tp[0]]), racks, prob.owner.get(tp, -1))
-            merged.setdefault(key, []).append(tp)
+        no_racks: frozenset[str] = frozenset()
+        owner_of = prob.owner
+        # prob.parts order: topic by topic, each topic's partitions in order.
+        for t in prob.topics:
+            eligible = tuple(prob.eligible[t])
+            for p in range(prob.counts[t]):
+                tp = (t, p)
+                # Only the members' racks tell partitions apart (fewer kinds, same costs).
+                racks = prob.racks_of(tp) & member_racks if prob.racks_matter else no_racks
+                key = (eligible, racks, owner_of.get(tp, -1))
+                merged.setdefault(key, []).append(tp)
         self.kinds = list(merged.items())
         total = len(prob.parts)
         self.w2 = total + 1
@@ -243,7 +252,8 @@ class _ExactFlow:
         ptr = [0] * len(self.nodes)
         heap = [(p[0][0] + self._next_cost(j), j) for j, p in enumerate(prefs) if p]
         heapq.heapify(heap)
-        supply, load = self.supply, self.load
+        supply, load, w1 = self.supply, self.load, self.w1
+        sizes = [len(members) for members in self.nodes]
         left = sum(supply)
         while left:
             key, j = heapq.heappop(heap)
@@ -254,15 +264,24 @@ class _ExactFlow:
             if i == len(pref):
                 continue  # no kind left for this node
             c, k = pref[i][0], abs(pref[i][3])
-            if c + self._next_cost(j) == key:
-                size = len(self.nodes[j])
-                amount = min(size - load[j] % size, supply[k])
-                self.flow[k][j] = self.flow[k].get(j, 0) + amount
-                self.held[j][k] = self.held[j].get(k, 0) + amount
-                supply[k] -= amount
-                load[j] += amount
-                left -= amount
-            heapq.heappush(heap, (c + self._next_cost(j), j))  # stale keys only rise
+            size = sizes[j]
+            cost = c + w1 * (2 * (load[j] // size) + 1)
+            if cost == key:
+                # Node j takes units of kind k for as long as it would be popped next anyway
+                # (its entry is the heap's only one for j): the same steps, without the heap.
+                taken = 0
+                while True:
+                    amount = min(size - load[j] % size, supply[k])
+                    supply[k] -= amount
+                    load[j] += amount
+                    taken += amount
+                    cost = c + w1 * (2 * (load[j] // size) + 1)
+                    if not supply[k] or (heap and (cost, j) > heap[0]):
+                        break
+                self.flow[k][j] = self.flow[k].get(j, 0) + taken
+                self.held[j][k] = self.held[j].get(k, 0) + taken
+                left -= taken
+            heapq.heappush(heap, (cost, j))  # stale keys only rise
 
     def _arcs(self, u: int) -> list[tuple[int, int]]:
         """Residual arcs out of vertex u (kinds, then nodes, then the sink) with their cost:
@@ -352,14 +371,16 @@ class _ExactFlow:
                     incoming[j].extend(next(rest) for _ in range(units[j]))
         fresh: list[list[TopicPartition]] = [[] for _ in prob.members]
         for members, tps in zip(self.nodes, incoming, strict=True):
-            tps.sort(key=_tp_key)
+            sort_partitions(tps, prob.java_order)
             q, extra = divmod(len(tps), len(members))
             start = 0
             for i, r in enumerate(members):
                 n = q + (1 if i < extra else 0)
                 fresh[r] = tps[start : start + n]
                 start += n
-        return [sorted(k, key=_tp_key) + f for k, f in zip(kept, fresh, strict=True)]
+        for k in kept:
+            sort_partitions(k, prob.java_order)
+        return [k + f for k, f in zip(kept, fresh, strict=True)]
 
 
 def _parent_cycle(parent: list[int]) -> list[int]:
@@ -378,10 +399,6 @@ def _parent_cycle(parent: list[int]) -> list[int]:
                 u = parent[u]
             return cycle
     return []
-
-
-def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
-    return (java_key(tp[0]), tp[1])
 
 
 # ------------------------------------------------------- closed form and the class flow

@@ -182,6 +182,25 @@ def java_order_key(values: Iterable[str]) -> Callable[[str], bytes | str]:
     return java_key if any(_needs_java_key(v) for v in values) else _identity
 
 
+def needs_java_order(topics: Iterable[str]) -> bool:
+    """Whether partitions of `topics` need `java_key` to sort in Java order (else plain tuple
+    order is Java order: the usual case)."""
+    return any(_needs_java_key(t) for t in topics)
+
+
+def sort_partitions(tps: list[TopicPartition], java: bool) -> None:
+    """Sort partitions in (topic in Java order, partition) order, in place; `java` as
+    `needs_java_order` says for their topics (decided once per group, not per partition)."""
+    if java:
+        tps.sort(key=_java_partition_key)
+    else:
+        tps.sort()
+
+
+def _java_partition_key(tp: TopicPartition) -> tuple[bytes, int]:
+    return (java_key(tp[0]), tp[1])
+
+
 def java_sorted(values: Iterable[str]) -> list[str]:
     """Sort strings in Java order; plain str sort when no character can disagree (fast path)."""
     vals = list(values)

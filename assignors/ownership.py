@@ -18,7 +18,15 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Sequence
 
-from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key, per_group
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Member,
+    TopicPartition,
+    needs_java_order,
+    per_group,
+    sort_partitions,
+)
 
 NO_GENERATION = -1
 
@@ -132,4 +140,6 @@ def received_rounds(history: Sequence[Assignment]) -> dict[TopicPartition, int]:
                 out[tp] = since
             held = earlier
             since -= 1
-    return dict(sorted(out.items(), key=lambda kv: (java_key(kv[0][0]), kv[0][1])))
+    order = list(out)
+    sort_partitions(order, needs_java_order(t for t, _ in order))
+    return {tp: out[tp] for tp in order}

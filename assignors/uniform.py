@@ -66,7 +66,16 @@ from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
 
-from assignors.model import Assignment, GroupSpec, Member, TopicPartition, java_key, java_sorted
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Member,
+    TopicPartition,
+    java_key,
+    java_sorted,
+    needs_java_order,
+    sort_partitions,
+)
 from assignors.ownership import valid_owned
 
 # The heterogeneous builder gives up balancing after this many passes over the topics.
@@ -90,11 +99,13 @@ class UniformAssignor:
         else:
             result = _heterogeneous(spec, members, current)
         # Every member present, in input order; each member's partitions sorted.
-        return {m.member_id: sorted(result[m.member_id], key=_tp_key) for m in spec.members}
-
-
-def _tp_key(tp: TopicPartition) -> tuple[bytes, int]:
-    return (java_key(tp[0]), tp[1])
+        java = needs_java_order(spec.subscribed_topics())
+        out: Assignment = {}
+        for m in spec.members:
+            tps = list(result[m.member_id])
+            sort_partitions(tps, java)
+            out[m.member_id] = tps
+        return out
 
 
 def _current_targets(spec: GroupSpec, members: list[Member]) -> dict[str, list[TopicPartition]]:
@@ -103,10 +114,11 @@ def _current_targets(spec: GroupSpec, members: list[Member]) -> dict[str, list[T
     Sorted by (topic in Java order, partition), the order in which a member keeps partitions.
     """
     owned = valid_owned(spec)
+    java = needs_java_order(spec.subscribed_topics())
     out: dict[str, list[TopicPartition]] = {}
     for m in members:
         kept = [tp for tp in owned[m.member_id] if tp[0] in m.topics]
-        kept.sort(key=_tp_key)
+        sort_partitions(kept, java)
         out[m.member_id] = kept
     return out
 

@@ -133,6 +133,10 @@ def _plan(args: argparse.Namespace) -> int:
         log.error("output refused, nothing written: %s", exc)
         return EXIT_BAD_INPUT
     except Exception:
+        if _interrupted:
+            # Ctrl-C reaches the JVM too (one process group): a py4j call made while
+            # handling the KeyboardInterrupt then fails on the closed connection.
+            raise KeyboardInterrupt from None
         log.exception("unexpected failure, nothing written")
         return EXIT_UNEXPECTED
     print(format_summary(result))

@@ -12,11 +12,10 @@ from __future__ import annotations
 
 import json
 import math
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -303,24 +302,26 @@ class _Output:
         small.append((KIND_RECOMMENDATION, group_id, _json(whatif.recommendation)))
 
     def frame(self) -> pd.DataFrame:
-        """Assignment rows, then one row per small-table row (null assignment columns)."""
+        """Assignment rows, then one row per small-table row (null assignment columns).
+
+        Every column is Arrow-backed (`_arrow_column`): PySpark hands such a column to Arrow
+        as it is, where an object column of strings would be converted value by value, and
+        pandas does not copy them into one consolidated block either.
+        """
         n_a, n_s = len(self.a["group_id"]), len(self.small)
         kinds, groups, payloads = zip(*self.small, strict=True) if self.small else ((), (), ())
-        data: dict[str, Any] = {}
+        data: dict[str, pd.arrays.ArrowExtensionArray] = {}
         for name, dtype in WIDE_FIELDS:
+            typ = _ARROW_TYPES[type(dtype)]
             if name == "kind":
-                head: Any = np.full(n_a, KIND_ASSIGNMENT, dtype=object)
-                tail: Any = _column(kinds, dtype)
+                head, tail = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a), pa.array(kinds, typ)
             elif name == PAYLOAD:
-                head, tail = _nulls(n_a, dtype), _column(payloads, dtype)
+                head, tail = pa.nulls(n_a, typ), pa.array(payloads, typ)
             elif name == "group_id":
-                head, tail = _column(self.a[name], dtype), _column(groups, dtype)
+                head, tail = pa.array(self.a[name], typ), pa.array(groups, typ)
             else:
-                head, tail = _column(self.a[name], dtype), _nulls(n_s, dtype)
-            if isinstance(head, np.ndarray):
-                data[name] = pd.Series(np.concatenate([head, tail]), dtype=object)
-            else:
-                data[name] = type(head)._concat_same_type([head, tail])
+                head, tail = pa.array(self.a[name], typ), pa.nulls(n_s, typ)
+            data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([head, tail]))
         return pd.DataFrame(data)
 
 
@@ -362,44 +363,12 @@ def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
-_ARROW_TYPES: dict[type, tuple[pa.DataType, Any]] = {
-    T.IntegerType: (pa.int32(), pd.arrays.IntegerArray),
-    T.LongType: (pa.int64(), pd.arrays.IntegerArray),
-    T.DoubleType: (pa.float64(), pd.arrays.FloatingArray),
-    T.BooleanType: (pa.bool_(), pd.arrays.BooleanArray),
+# The wide frame's column types (`WIDE_FIELDS`) as Arrow types.
+_ARROW_TYPES: dict[type, pa.DataType] = {
+    T.StringType: pa.string(),
+    T.IntegerType: pa.int32(),
+    T.LongType: pa.int64(),
 }
-
-
-def _nulls(n: int, dtype: T.DataType) -> Any:
-    arrow = _ARROW_TYPES.get(type(dtype))
-    if arrow is None:
-        return np.full(n, None, dtype=object)
-    pa_type, masked = arrow
-    values = np.zeros(n, dtype=bool if pa_type == pa.bool_() else pa_type.to_pandas_dtype())
-    return masked(values, np.ones(n, dtype=bool))
-
-
-def _column(values: Sequence[Any], dtype: T.DataType) -> Any:
-    """A nullable pandas column that keeps ints as ints through Arrow.
-
-    pyarrow parses the Python list in C, then the values and the null mask become a pandas
-    masked array without another Python-level pass (pd.array(list) is ~10x slower here).
-    """
-    arrow = _ARROW_TYPES.get(type(dtype))
-    if arrow is None:
-        out = np.empty(len(values), dtype=object)
-        if isinstance(dtype, T.ArrayType):  # one list per cell, never a 2-D broadcast
-            for i, v in enumerate(values):
-                out[i] = v
-        else:
-            out[:] = values
-        return out
-    pa_type, masked = arrow
-    arr = pa.array(values, type=pa_type)
-    fill = False if pa_type == pa.bool_() else 0
-    data = arr.fill_null(fill).to_numpy(zero_copy_only=False)
-    mask = arr.is_null().to_numpy(zero_copy_only=False)
-    return masked(data, mask)
 
 
 def bucket_function(
