@@ -67,6 +67,11 @@ SORT_KEYS = {
 }
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
+# Default buckets per core (config `buckets = 0`). Groups' costs vary a lot (a rolling
+# restart of a large group costs thousands of small ones), so a few big buckets leave a core
+# idle behind the slowest one: 16 per core measured 16% faster than 4 on the 30,000-group
+# bench estate with what-if scenarios (7% plan only); 64 per core no faster than 16.
+BUCKETS_PER_CORE = 16
 
 
 def version() -> str:
@@ -329,7 +334,7 @@ def run(
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
         catalog, topic_problems = topic_catalog(topic_partitions)
-        buckets = config.buckets or 4 * spark.sparkContext.defaultParallelism
+        buckets = config.buckets or BUCKETS_PER_CORE * spark.sparkContext.defaultParallelism
         log.info(
             "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
             time.monotonic() - started,
