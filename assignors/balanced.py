@@ -249,21 +249,26 @@ class _ExactFlow:
                 prefs[j].append((c, 0, 0, k) if o in (-1, j) else (c, 1, -o, -k))
         for p in prefs:
             p.sort()
-        ptr = [0] * len(self.nodes)
-        heap = [(p[0][0] + self._next_cost(j), j) for j, p in enumerate(prefs) if p]
+        # Per node its kinds' costs and indices in that order; heap entries are key * n + j
+        # (plain ints: (key, j) order without a tuple per push).
+        pref_cost = [[t[0] for t in p] for p in prefs]
+        pref_kind = [[abs(t[3]) for t in p] for p in prefs]
+        n = len(self.nodes)
+        ptr = [0] * n
+        heap = [(cs[0] + self._next_cost(j)) * n + j for j, cs in enumerate(pref_cost) if cs]
         heapq.heapify(heap)
         supply, load, w1 = self.supply, self.load, self.w1
         sizes = [len(members) for members in self.nodes]
         left = sum(supply)
         while left:
-            key, j = heapq.heappop(heap)
-            pref, i = prefs[j], ptr[j]
-            while i < len(pref) and not supply[abs(pref[i][3])]:
+            key, j = divmod(heapq.heappop(heap), n)
+            kinds, i = pref_kind[j], ptr[j]
+            while i < len(kinds) and not supply[kinds[i]]:
                 i += 1
             ptr[j] = i
-            if i == len(pref):
+            if i == len(kinds):
                 continue  # no kind left for this node
-            c, k = pref[i][0], abs(pref[i][3])
+            c, k = pref_cost[j][i], kinds[i]
             size = sizes[j]
             cost = c + w1 * (2 * (load[j] // size) + 1)
             if cost == key:
@@ -276,12 +281,12 @@ class _ExactFlow:
                     load[j] += amount
                     taken += amount
                     cost = c + w1 * (2 * (load[j] // size) + 1)
-                    if not supply[k] or (heap and (cost, j) > heap[0]):
+                    if not supply[k] or (heap and cost * n + j > heap[0]):
                         break
                 self.flow[k][j] = self.flow[k].get(j, 0) + taken
                 self.held[j][k] = self.held[j].get(k, 0) + taken
                 left -= taken
-            heapq.heappush(heap, (cost, j))  # stale keys only rise
+            heapq.heappush(heap, cost * n + j)  # stale keys only rise
 
     def _arcs(self, u: int) -> list[tuple[int, int]]:
         """Residual arcs out of vertex u (kinds, then nodes, then the sink) with their cost:

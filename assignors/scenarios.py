@@ -291,6 +291,28 @@ def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
     return {tp: member for member, tps in assignment.items() for tp in tps}
 
 
+def _movement(
+    owners: Mapping[TopicPartition, str],
+    before: Mapping[TopicPartition, str],
+    lags: Mapping[TopicPartition, int] | None,
+) -> tuple[int, int, int]:
+    """(kept, moved, lag_moved) from the owners before and after a rebalance: kept = same
+    owner, moved = another owner; `lag_moved` sums the lag of every partition whose owner is
+    not the one before (new partitions included; none when nothing moved). One compiled
+    pass: cheaper than set algebra on the item views, which hashes every item twice."""
+    kept = moved = lag = 0
+    for tp, member in owners.items():
+        was = before.get(tp)
+        if was == member:
+            kept += 1
+            continue
+        if was is not None:
+            moved += 1
+        if lags is not None:
+            lag += lags.get(tp, 0)
+    return kept, moved, (lag if moved else 0)
+
+
 _Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
 """What a STATELESS assignor sees of each member, in Kafka's member order: its subscription,
 rack and whether it is static (a static member's `group.instance.id` only orders it)."""
@@ -365,15 +387,9 @@ class _Simulator:
         else:  # the last member left: the group is empty, nothing to assign, no round
             result = Rebalance({}, rounds=0)
         after = result.assignment
-        owners = _owner_map(after)
         before = state.owners
-        # Set algebra on dict views runs in C: kept = same owner before and after.
-        kept = len(owners.items() & before.items())
-        moved = len(owners.keys() & before.keys()) - kept
-        lag_moved = 0
-        if self.lags is not None and moved:
-            lags = self.lags
-            lag_moved = sum(lags.get(tp, 0) for tp, _ in owners.items() - before.items())
+        owners = _owner_map(after)
+        kept, moved, lag_moved = _movement(owners, before, self.lags)
         lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
         paused = len(before) - kept if self.cooperative else len(before)
         generation = state.generation + max(result.rounds, 1)
