@@ -29,6 +29,7 @@ from assignors.scenarios import (
     REBALANCE_COST_COLUMNS,
     SCENARIOS,
     CostRow,
+    _movement,
     check_scenarios,
     group_scenario_costs,
     run_scenarios,
@@ -368,3 +369,17 @@ def test_stateless_shortcut_matches_full_simulation(seed: int) -> None:
         assert [
             (c.scenario, c.rebalances, c.rounds, c.moved, c.paused, c.assignment) for c in fast
         ] == [(c.scenario, c.rebalances, c.rounds, c.moved, c.paused, c.assignment) for c in slow]
+
+
+def test_movement_counts_kept_moved_and_the_lag_of_what_changed_owner() -> None:
+    before = {("t", 0): "a", ("t", 1): "a", ("t", 2): "b"}
+    after = {("t", 0): "a", ("t", 1): "b", ("t", 2): "b", ("t", 3): "c"}  # t-3 is new
+    lags = {("t", 0): 1, ("t", 1): 10, ("t", 2): 100, ("t", 3): 1000}
+    # t-1 moved a -> b; a new partition counts in lag_moved once something moved
+    assert _movement(after, before, lags) == (2, 1, 10 + 1000)
+    assert _movement(after, before, None) == (2, 1, 0)
+    # nothing moved: a new partition alone is no moved lag
+    grown = {**before, ("t", 3): "c"}
+    assert _movement(grown, before, lags) == (3, 0, 0)
+    # a partition that left the assignment is neither kept nor moved
+    assert _movement({("t", 0): "b"}, before, lags) == (0, 1, 1)
