@@ -257,7 +257,7 @@ class _ExactFlow:
         ptr = [0] * n
         heap = [(cs[0] + self._next_cost(j)) * n + j for j, cs in enumerate(pref_cost) if cs]
         heapq.heapify(heap)
-        supply, load, w1 = self.supply, self.load, self.w1
+        supply, load = self.supply, self.load
         sizes = [len(members) for members in self.nodes]
         left = sum(supply)
         while left:
@@ -270,7 +270,7 @@ class _ExactFlow:
                 continue  # no kind left for this node
             c, k = pref_cost[j][i], kinds[i]
             size = sizes[j]
-            cost = c + w1 * (2 * (load[j] // size) + 1)
+            cost = c + self._next_cost(j)
             if cost == key:
                 # Node j takes units of kind k for as long as it would be popped next anyway
                 # (its entry is the heap's only one for j): the same steps, without the heap.
@@ -280,7 +280,7 @@ class _ExactFlow:
                     supply[k] -= amount
                     load[j] += amount
                     taken += amount
-                    cost = c + w1 * (2 * (load[j] // size) + 1)
+                    cost = c + self._next_cost(j)
                     if not supply[k] or (heap and cost * n + j > heap[0]):
                         break
                 self.flow[k][j] = self.flow[k].get(j, 0) + taken

@@ -60,9 +60,10 @@ from assignors.model import (
     Assignment,
     GroupSpec,
     Member,
-    TopicPartition,
     empty_assignment,
     member_order,
+    needs_java_order,
+    sort_partitions,
 )
 from assignors.racks import member_rack, partition_racks, topic_racks, use_rack_aware
 
@@ -162,10 +163,6 @@ def _assign_with_rack_matching(states: list[_TopicState], out: Assignment) -> No
             group[0].assign_ranges(group[0].racks_match, out)
 
 
-def _java_tp_key(tp: TopicPartition) -> tuple[bytes, int]:
-    return (tp[0].encode("utf-16-be"), tp[1])
-
-
 def _subscribers_in_order(spec: GroupSpec) -> dict[str, list[Member]]:
     """Each subscribed topic's members in Java member-id order."""
     rank = {m.member_id: i for i, m in enumerate(member_order(spec.members))}
@@ -217,6 +214,7 @@ class RangeAssignor:
         _assign_with_rack_matching(states, out)
         for s in states:
             s.assign_ranges(_anything, out)
+        java = needs_java_order(s.topic for s in states)
         for tps in out.values():
-            tps.sort(key=_java_tp_key)
+            sort_partitions(tps, java)
         return out

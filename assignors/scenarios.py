@@ -211,7 +211,9 @@ class _State:
     def owning(self) -> tuple[Member, ...]:
         if self._owning is None:
             mine, gen = self.assignment, self.generation
-            self._owning = tuple(_owning(m, mine.get(m.member_id, ()), gen) for m in self.members)
+            self._owning = tuple(
+                m.owning(tuple(mine.get(m.member_id, ())), gen) for m in self.members
+            )
         return self._owning
 
 
@@ -281,10 +283,6 @@ class ScenarioCost:
     def spec(self, group_id: str) -> GroupSpec:
         """The group as the trigger left it (what `balance_gap_after` is measured against)."""
         return GroupSpec(group_id, self.members, self.topics)
-
-
-def _owning(m: Member, owned: Sequence[TopicPartition], generation: int | None) -> Member:
-    return m.owning(tuple(owned), generation)
 
 
 def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
@@ -431,7 +429,7 @@ class _Simulator:
     def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, _Step]:
         """`member` (as in the steady state) joins again, owning nothing, with its member id."""
         steady = self.steady
-        fresh = _owning(member, (), None)
+        fresh = member.owning((), None)
         # Back in its place: state.members are the steady members minus this one, in order.
         at = next(i for i, m in enumerate(steady.members) if m.member_id == member.member_id)
         current = self.current(state)

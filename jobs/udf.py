@@ -331,7 +331,7 @@ class _Output:
     def frame(self) -> pd.DataFrame:
         """Assignment rows, then one row per small-table row (null assignment columns).
 
-        Every column is Arrow-backed (`_arrow_column`): PySpark hands such a column to Arrow
+        Every column is Arrow-backed (`ArrowExtensionArray`): PySpark hands such a column to Arrow
         as it is, where an object column of strings would be converted value by value, and
         pandas does not copy them into one consolidated block either.
         """
