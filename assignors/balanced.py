@@ -38,7 +38,8 @@ same output.
 As a cooperative assignor (`rebalance`), a round never hands over a partition that another
 live member still validly owns (or that two members claim at the same generation): the owner
 revokes it first and it moves in the next round, as KIP-429 requires of every cooperative
-assignor.
+assignor. The target is computed once per rebalance, from what the members own when it starts
+(KIP-848's target assignment): round 1 gives what is free, round 2 what round 1 revoked.
 
 Worked example (issue 8): topics a (3) and b (3); X -> {a}, Y -> {a, b}, Z -> {b}; X owns
 a0, Y owns a1 and a2, Z owns b0..b2. Sticky keeps sizes 1/2/3; `balanced` reaches 2/2/2 by
@@ -73,14 +74,7 @@ from assignors.model import (
     needs_java_order,
     sort_partitions,
 )
-from assignors.ownership import (
-    MAX_ROUNDS,
-    invalidated_claims,
-    max_generation,
-    next_round,
-    received_rounds,
-    valid_owned,
-)
+from assignors.ownership import invalidated_claims, received_rounds, valid_owned
 from assignors.racks import member_rack, partition_racks, topic_racks
 from assignors.weighted import assign_by_load
 
@@ -698,16 +692,19 @@ class BalancedAssignor:
         return _withhold(self._target(spec, owners), owners, contested)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
-        """Rounds until nothing is withheld: a round that withholds nothing is the target,
-        and then the next round would keep everything (the most kept is all of it)."""
-        history: list[Assignment] = []
-        generation = max_generation(spec.members)
-        current = spec
-        while True:
-            owners, contested = ownership(current)
-            target = self._target(current, owners)
-            history.append(_withhold(target, owners, contested))
-            if history[-1] == target or len(history) == MAX_ROUNDS:
-                return Rebalance(history[-1], received_rounds(history), len(history))
-            generation += 1
-            current = next_round(current, history[-1], generation)
+        """The target once, reached in at most two rounds.
+
+        The target is computed from what the members own when the rebalance starts, as a
+        KIP-848 coordinator computes one target assignment per group epoch. Round 1 gives
+        all of it but what another member must revoke first; round 2 gives the rest, which
+        nobody owns any more, and withholds nothing, as every member keeps what round 1 gave
+        it. (A target recomputed in round 2 would be optimal too, keeping all of round 1,
+        but could break ties between the freed partitions differently: a second solve for an
+        assignment no better.)
+        """
+        owners, contested = ownership(spec)
+        target = self._target(spec, owners)
+        first = _withhold(target, owners, contested)
+        if first == target:
+            return Rebalance(target)
+        return Rebalance(target, received_rounds([first, target]), 2)

@@ -203,6 +203,22 @@ def test_cooperative_rounds_never_revoke_and_assign_at_once(seed: int) -> None:
             assert owners.get(tp, m) == m
 
 
+@pytest.mark.parametrize("seed", range(300))
+def test_rebalance_hands_out_the_first_target_in_at_most_two_rounds(seed: int) -> None:
+    """The target is computed once: round 1 gives what is free, round 2 the rest, and the
+    rebalance ends on exactly the target of the members as they joined; what arrives in
+    round 2 is what round 1 withheld."""
+    spec = random_group(random.Random(seed))
+    target = BalancedAssignor().target(spec)
+    round1 = BalancedAssignor().assign(spec)
+    reb = BalancedAssignor().rebalance(spec)
+    assert reb.assignment == target
+    withheld = {tp for m, tps in target.items() for tp in tps if tp not in round1[m]}
+    assert reb.rounds == (2 if withheld else 1)
+    assert set(reb.received_round) == withheld
+    assert set(reb.received_round.values()) <= {2}
+
+
 @pytest.mark.parametrize("seed", range(400))
 def test_class_flow_reaches_the_optimal_load_vector(seed: int) -> None:
     """The class-level path (large groups, or no owners and no racks) is exact for the load
