@@ -16,7 +16,8 @@ and exactly one departed member does.
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Sequence
+from collections.abc import Hashable, Iterable, Sequence
+from typing import TypeVar
 
 from assignors.model import (
     Assignment,
@@ -29,6 +30,8 @@ from assignors.model import (
 )
 
 NO_GENERATION = -1
+
+H = TypeVar("H", bound=Hashable)
 
 MAX_ROUNDS = 16
 """Safety cap on replayed cooperative rounds (they converge in 2 or 3 in practice)."""
@@ -55,23 +58,29 @@ def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
     Applies the generation rule: a partition claimed by several live members stays only with
     the unique claimant of the highest generation; on a tie at the top nobody keeps it.
     """
-    best: dict[TopicPartition, tuple[int, str | None]] = {}
+    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
+    claims: list[list[TopicPartition]] = []
     for m in spec.members:
+        owned = m.owned
+        if len(set(owned)) != len(owned):
+            owned = tuple(dict.fromkeys(owned))
+        claims.append([tp for tp in owned if 0 <= tp[1] < counts.get(tp[0], 0)])
+    n_claims = sum(map(len, claims))
+    if len({tp for tps in claims for tp in tps}) == n_claims:
+        # No partition claimed twice (the usual case): every claim is valid.
+        return {m.member_id: tps for m, tps in zip(spec.members, claims, strict=True)}
+    best: dict[TopicPartition, tuple[int, str | None]] = {}
+    for m, tps in zip(spec.members, claims, strict=True):
         gen = effective_generation(m)
-        for tp in dict.fromkeys(m.owned):
-            if not _exists(spec, tp):
-                continue
+        for tp in tps:
             prev = best.get(tp)
             if prev is None or gen > prev[0]:
                 best[tp] = (gen, m.member_id)
             elif gen == prev[0]:
                 best[tp] = (gen, None)  # tie at the top: invalidated for all claimants
-    out: dict[str, list[TopicPartition]] = {m.member_id: [] for m in spec.members}
-    for m in spec.members:
-        for tp in dict.fromkeys(m.owned):
-            winner = best.get(tp)
-            if winner is not None and winner[1] == m.member_id:
-                out[m.member_id].append(tp)
+    out: dict[str, list[TopicPartition]] = {}
+    for m, tps in zip(spec.members, claims, strict=True):
+        out[m.member_id] = [tp for tp in tps if best[tp][1] == m.member_id]
     return out
 
 
@@ -129,17 +138,25 @@ def received_rounds(history: Sequence[Assignment]) -> dict[TopicPartition, int]:
     >>> received_rounds([{"a": [("t", 0)], "b": []}, {"a": [("t", 0)], "b": [("t", 1)]}])
     {('t', 1): 2}
     """
-    final = history[-1]
-    out: dict[TopicPartition, int] = {}
-    for member, tps in final.items():
-        since = len(history)
-        held = set(tps)
-        while held and since > 1:
-            earlier = held & set(history[since - 2][member])
-            for tp in held - earlier:
-                out[tp] = since
-            held = earlier
-            since -= 1
+    members = list(history[-1])
+    out = arrivals([[h[m] for m in members] for h in history])
     order = list(out)
     sort_partitions(order, needs_java_order(t for t, _ in order))
     return {tp: out[tp] for tp in order}
+
+
+def arrivals(history: Sequence[Sequence[Sequence[H]]]) -> dict[H, int]:
+    """item -> the round (> 1) from which its final holder holds it without a break, where
+    `history[r - 1][i]` is what member i holds after round r (any hashable items)."""
+    final = history[-1]
+    out: dict[H, int] = {}
+    for i, items in enumerate(final):
+        since = len(history)
+        held = set(items)
+        while held and since > 1:
+            earlier = held & set(history[since - 2][i])
+            for item in held - earlier:
+                out[item] = since
+            held = earlier
+            since -= 1
+    return out

@@ -84,10 +84,10 @@ received_round={('t', 2): 2}, rounds=2)
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import ClassVar
+from typing import ClassVar, TypeVar
 
 from mypy_extensions import mypyc_attr
 
@@ -100,18 +100,16 @@ from assignors.model import (
     java_sorted,
     per_group,
 )
-from assignors.ownership import (
-    MAX_ROUNDS,
-    effective_generation,
-    max_generation,
-    next_round,
-    received_rounds,
-)
+from assignors.ownership import MAX_ROUNDS, NO_GENERATION, arrivals, effective_generation
 from assignors.racks import RackView, group_partition_racks, member_rack, sticky_rack_aware
 from assignors.sticky_constrained import assign_constrained
 from assignors.sticky_general import assign_general
 
 _NO_OWNER = -1
+_TIED = -2
+
+K = TypeVar("K", bound=Hashable)
+H = TypeVar("H", bound=Hashable)
 
 
 @dataclass(slots=True, init=False)
@@ -130,6 +128,7 @@ class _Group:
     claims: list[list[int]]  # raw claims on in-scope partitions, deduplicated, reported order
     valid: list[list[int]]  # claims that survive the generation rule
     tied: set[int]  # partitions invalidated by a same-generation double claim
+    gens: list[int]  # effective generation per member
     racks: RackView | None = None  # set when the group is rack-aware (KIP-881)
 
     def __init__(
@@ -142,6 +141,7 @@ class _Group:
         claims: list[list[int]],
         valid: list[list[int]],
         tied: set[int],
+        gens: list[int],
         racks: RackView | None = None,
     ) -> None:
         self.members = members
@@ -152,7 +152,27 @@ class _Group:
         self.claims = claims
         self.valid = valid
         self.tied = tied
+        self.gens = gens
         self.racks = racks
+
+    def next_round(self, owned: list[list[int]], generation: int) -> _Group:
+        """The group as it rejoins for the next cooperative round: every member owns what
+        `owned` (a round's output: disjoint, in scope) gives it, at `generation`. What
+        `_encode` would make of `assignors.ownership.next_round`, without the detour
+        through members and partition names."""
+        n = len(self.members)
+        return _Group(
+            self.members,
+            self.topics,
+            self.sizes,
+            self.offsets,
+            self.total,
+            owned,
+            owned,
+            set(),
+            [generation] * n,
+            self.racks,
+        )
 
     def on_rack(self, r: int, gs: list[int]) -> list[int]:
         """The partitions of gs member r may keep: all, unless they are on other racks."""
@@ -171,11 +191,15 @@ class _Group:
             out.extend(repeat(t, size))
         return out
 
-    def decode(self, lists: Sequence[Sequence[int]]) -> Assignment:
+    def table(self) -> list[TopicPartition]:
+        """Partition g is table()[g]."""
         table: list[TopicPartition] = []
         for name, size in zip(self.topics, self.sizes, strict=True):
             table.extend(zip(repeat(name, size), range(size), strict=True))
-        get = table.__getitem__
+        return table
+
+    def decode(self, lists: Sequence[Sequence[int]]) -> Assignment:
+        get = self.table().__getitem__
         return {
             m.member_id: list(map(get, lst)) for m, lst in zip(self.members, lists, strict=True)
         }
@@ -224,7 +248,8 @@ def _encode(spec: GroupSpec) -> _Group:
     racks = None
     if sticky_rack_aware(spec):
         racks = RackView([member_rack(m) for m in members], group_partition_racks(spec, topics))
-    return _Group(members, topics, sizes, offsets, total, claims, valid, tied, racks)
+    gens = [effective_generation(m) for m in members]
+    return _Group(members, topics, sizes, offsets, total, claims, valid, tied, gens, racks)
 
 
 @per_group
@@ -276,10 +301,9 @@ def _general(grp: _Group) -> list[list[int]]:
 
     # Claims of members below the group's max generation name a "previous owner" that the
     # balancing step may hand the partition back to (§4.4 step 1; ties: first in id order).
-    max_gen = max_generation(grp.members)
+    max_gen = max(grp.gens, default=NO_GENERATION)
     prev: dict[int, tuple[int, int]] = {}
-    for r, (m, gs) in enumerate(zip(grp.members, grp.claims, strict=True)):
-        gen = effective_generation(m)
+    for r, (gen, gs) in enumerate(zip(grp.gens, grp.claims, strict=True)):
         if gen >= max_gen:
             continue
         subscribed = set(subs[r])
@@ -295,19 +319,57 @@ def _general(grp: _Group) -> list[list[int]]:
 
 
 def _withhold(grp: _Group, target: list[list[int]]) -> list[list[int]]:
-    """Cooperative round: drop partitions another live member must revoke first (§4.5)."""
-    must_revoke = set(chain.from_iterable(grp.valid)) | grp.tied
-    if not must_revoke:
+    """Cooperative round: drop partitions another live member must revoke first (§4.5): those
+    validly owned by another member, and those tied between claimants. A member that loses
+    nothing keeps its target list itself (`_settled` tests that by identity)."""
+    valid, tied = grp.valid, grp.tied
+    if not tied and not any(valid):
         return target
+    owner = [_NO_OWNER] * grp.total
+    for r, gs in enumerate(valid):
+        for g in gs:
+            owner[g] = r
+    for g in tied:
+        owner[g] = _TIED
     out: list[list[int]] = []
-    for lst, own in zip(target, grp.valid, strict=True):
-        incoming = (set(lst) - set(own)) & must_revoke
-        out.append([g for g in lst if g not in incoming] if incoming else lst)
+    for r, lst in enumerate(target):
+        kept = [g for g in lst if owner[g] == r or owner[g] == _NO_OWNER]
+        out.append(lst if len(kept) == len(lst) else kept)
     return out
 
 
-def _same(a: Assignment, b: Assignment) -> bool:
+def _same(a: Mapping[K, Sequence[H]], b: Mapping[K, Sequence[H]]) -> bool:
+    """The same members holding the same items (lists compared as sets)."""
     return a.keys() == b.keys() and all(set(a[m]) == set(b[m]) for m in a)
+
+
+def _settled(grp: _Group, target: list[list[int]], out: list[list[int]]) -> bool:
+    """Whether the round after the one that gave `out` provably returns it unchanged.
+
+    That holds when this round withheld nothing (it gave the whole target) on the
+    constrained path, and (rack-aware groups) every member's target is on its rack: there
+    every member then owns a balanced share of the same topics, the check round drops none
+    of it as off-rack, and `assign_constrained` keeps every owned partition of a balanced
+    assignment, so replaying the check round would only confirm it.
+    """
+    return (
+        all(a is b for a, b in zip(out, target, strict=True))
+        and len({m.topics for m in grp.members}) <= 1
+        and (
+            grp.racks is None
+            or all(len(grp.on_rack(r, gs)) == len(gs) for r, gs in enumerate(target))
+        )
+    )
+
+
+def _received_rounds(grp: _Group, history: list[list[list[int]]]) -> dict[TopicPartition, int]:
+    """`assignors.ownership.received_rounds` of int-encoded rounds: int order is (topic in
+    Java order, partition) order already."""
+    arrived = arrivals(history)
+    if not arrived:
+        return {}
+    table = grp.table()
+    return {table[g]: arrived[g] for g in sorted(arrived)}
 
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
@@ -340,40 +402,27 @@ class CooperativeStickyAssignor:
     java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
 
     def assign(self, spec: GroupSpec) -> Assignment:
-        return self._round(spec)[0]
-
-    def _round(self, spec: GroupSpec) -> tuple[Assignment, bool]:
-        """One round, and whether the next round provably returns the same assignment.
-
-        That holds when this round withheld nothing (it gave the whole target) on the
-        constrained path, and (rack-aware groups) every member's target is on its rack:
-        there every member then owns a balanced share of the same topics, the check round
-        drops none of it as off-rack, and `assign_constrained` keeps every owned partition
-        of a balanced assignment, so replaying the check round would only confirm it.
-        """
         grp, target = _planned(spec)
-        out = _withhold(grp, target)
-        settled = (
-            all(a is b for a, b in zip(out, target, strict=True))
-            and len({m.topics for m in grp.members}) <= 1
-            and (
-                grp.racks is None
-                or all(len(grp.on_rack(r, gs)) == len(gs) for r, gs in enumerate(target))
-            )
-        )
-        return grp.decode(out), settled
+        return grp.decode(_withhold(grp, target))
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
-        first, settled = self._round(spec)
-        history = [first]
-        generation = max_generation(spec.members)
-        current = spec
+        """Rounds replayed on the int-encoded group (`_Group.next_round`): a round's output is
+        the next one's owned partitions; the last round is decoded once. A round that
+        returns the previous one's assignment is not counted, and none is run after a
+        round that provably settles the group (`_settled`)."""
+        grp, target = _planned(spec)
+        out = _withhold(grp, target)
+        history = [out]
+        generation = max(grp.gens, default=NO_GENERATION)
+        settled = _settled(grp, target, out)
         while len(history) < MAX_ROUNDS and not settled:
             generation += 1
             last = history[-1]
-            current = next_round(current, last, generation)
-            nxt, settled = self._round(current)
-            if _same(nxt, last):
+            grp = grp.next_round(last, generation)
+            target = _target(grp)
+            out = _withhold(grp, target)
+            settled = _settled(grp, target, out)
+            if _same(dict(enumerate(out)), dict(enumerate(last))):
                 break
-            history.append(nxt)
-        return Rebalance(history[-1], received_rounds(history), len(history))
+            history.append(out)
+        return Rebalance(grp.decode(history[-1]), _received_rounds(grp, history), len(history))
