@@ -72,6 +72,7 @@ from assignors.model import (
     TopicPartition,
     java_sorted,
     needs_java_order,
+    partitions_of,
     sort_partitions,
 )
 from assignors.ownership import invalidated_claims, received_rounds, valid_owned
@@ -115,7 +116,7 @@ class _Problem:
         self.counts = {t: spec.partition_count(t) for t in self.topics}
         self.java_order = needs_java_order(self.topics)
         self.parts: list[TopicPartition] = [
-            (t, p) for t in self.topics for p in range(self.counts[t])
+            tp for t in self.topics for tp in partitions_of(t, self.counts[t])
         ]
         subscribers = {t: [rank[m.member_id] for m in ms] for t, ms in spec.subscribers().items()}
         self.eligible = {t: sorted(rs) for t, rs in subscribers.items()}
@@ -174,8 +175,7 @@ class _ExactFlow:
         # prob.parts order: topic by topic, each topic's partitions in order.
         for t in prob.topics:
             eligible = tuple(prob.eligible[t])
-            for p in range(prob.counts[t]):
-                tp = (t, p)
+            for tp in partitions_of(t, prob.counts[t]):
                 # Only the members' racks tell partitions apart (fewer kinds, same costs).
                 racks = prob.racks_of(tp) & member_racks if prob.racks_matter else no_racks
                 key = (eligible, racks, owner_of.get(tp, -1))

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, fields
 from functools import wraps
-from typing import Any, Generic, TypeVar
+from typing import Any, ClassVar, Final, Generic, TypeVar
 
 R = TypeVar("R")
 
@@ -186,6 +186,42 @@ def needs_java_order(topics: Iterable[str]) -> bool:
     """Whether partitions of `topics` need `java_key` to sort in Java order (else plain tuple
     order is Java order: the usual case)."""
     return any(_needs_java_key(t) for t in topics)
+
+
+class _Interned:
+    """Partition tuples per topic (`partitions_of`), up to HELD of them (then it starts
+    again: memory stays bounded whatever the estate)."""
+
+    HELD: ClassVar[int] = 1_000_000
+
+    def __init__(self) -> None:
+        self.by_topic: dict[str, tuple[TopicPartition, ...]] = {}
+        self.held = 0
+
+    def get(self, topic: str, count: int) -> tuple[TopicPartition, ...]:
+        known = self.by_topic.get(topic)
+        if known is not None and len(known) >= count:
+            return known if len(known) == count else known[:count]
+        have = () if known is None else known
+        grown = have + tuple((topic, p) for p in range(len(have), count))
+        if self.held + count - len(have) > self.HELD:
+            self.by_topic, self.held, have = {}, 0, ()
+        self.by_topic[topic] = grown
+        self.held += len(grown) - len(have)
+        return grown
+
+
+_INTERNED: Final = _Interned()
+
+
+def partitions_of(topic: str, count: int) -> tuple[TopicPartition, ...]:
+    """(topic, 0) .. (topic, count - 1): the same tuple objects on every call.
+
+    The assignors and the what-if simulation build and compare millions of partition
+    tuples; shared ones cost no allocation, and dict lookups and comparisons between them
+    stop at identity.
+    """
+    return _INTERNED.get(topic, count)
 
 
 def sort_partitions(tps: list[TopicPartition], java: bool) -> None:

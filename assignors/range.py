@@ -63,6 +63,7 @@ from assignors.model import (
     empty_assignment,
     member_order,
     needs_java_order,
+    partitions_of,
     sort_partitions,
 )
 from assignors.racks import member_rack, partition_racks, topic_racks, use_rack_aware
@@ -187,11 +188,12 @@ class RangeAssignor:
                 return self._assign_rack_aware(states, out)
         for topic, members in ordered.items():
             n = spec.partition_count(topic)
+            parts = partitions_of(topic, n)
             q, r = divmod(n, len(members))
             start = 0
             for i, m in enumerate(members):
                 size = q + (1 if i < r else 0)
-                out[m.member_id].extend((topic, p) for p in range(start, start + size))
+                out[m.member_id].extend(parts[start : start + size])
                 start += size
         return out
 

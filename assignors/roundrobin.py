@@ -23,7 +23,7 @@ from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
 
-from assignors.model import Assignment, GroupSpec, empty_assignment, member_order
+from assignors.model import Assignment, GroupSpec, empty_assignment, member_order, partitions_of
 
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
@@ -41,10 +41,10 @@ class RoundRobinAssignor:
         k = len(ordered)
         pointer = 0
         for topic in spec.subscribed_topics():
-            for p in range(spec.partition_count(topic)):
+            for tp in partitions_of(topic, spec.partition_count(topic)):
                 # A subscribed topic exists, so some member takes it within k steps.
                 while topic not in subs[pointer]:
                     pointer = (pointer + 1) % k
-                out[ids[pointer]].append((topic, p))
+                out[ids[pointer]].append(tp)
                 pointer = (pointer + 1) % k
         return out

@@ -643,20 +643,32 @@ def run_scenarios(
     return costs, problems
 
 
-def _best_max_memo(best_max: BestMax) -> BestMax:
-    """Memoise the bound by what it depends on: subscriptions and partition counts."""
-    memo: dict[tuple[object, ...], int] = {}
+class _BoundMemo:
+    """The bound `best_max`, memoised by what it depends on: the members' subscriptions and
+    the partition counts (a group is built only when the bound is not known yet)."""
 
-    def cached(spec: GroupSpec) -> int:
+    def __init__(self, best_max: BestMax) -> None:
+        self.best_max = best_max
+        self.memo: dict[tuple[object, ...], int] = {}
+
+    def __call__(self, spec: GroupSpec) -> int:
+        return self.of(spec.group_id, spec.members, spec.topics)
+
+    def of(
+        self, group_id: str, members: Sequence[Member], topics: Mapping[str, TopicMetadata]
+    ) -> int:
         key = (
-            tuple(m.topics for m in spec.members),
-            tuple((t, spec.partition_count(t)) for t in spec.subscribed_topics()),
+            tuple(m.topics for m in members),
+            tuple((t, meta.partition_count) for t, meta in topics.items()),
         )
-        if key not in memo:
-            memo[key] = best_max(spec)
-        return memo[key]
+        bound = self.memo.get(key)
+        if bound is None:
+            bound = self.memo[key] = self.best_max(GroupSpec(group_id, tuple(members), topics))
+        return bound
 
-    return cached
+
+def _bound_memo(best_max: BestMax) -> _BoundMemo:
+    return best_max if isinstance(best_max, _BoundMemo) else _BoundMemo(best_max)
 
 
 class _Figures(NamedTuple):
@@ -749,12 +761,13 @@ def scenario_costs(
         cooperative=cooperative,
         shortcuts=shortcuts,
     )
-    bound = _best_max_memo(best_max) if best_max is not None else None
+    bound = _bound_memo(best_max) if best_max is not None else None
+    gid = spec.group_id
     rows = []
     for cost in costs:
         fig = _figures(cost)
         # The group as the trigger left it: what the bound is measured against.
-        gap = None if bound is None else fig.max_after - bound(cost.spec(spec.group_id))
+        gap = None if bound is None else fig.max_after - bound.of(gid, cost.members, cost.topics)
         rows.append(_row(spec.group_id, strategy, fig, lags is not None, gap))
     return rows, problems
 
@@ -775,7 +788,7 @@ def group_scenario_costs(
     group, not once per strategy; the bound `best_max` is computed once per distinct group.
     Pass real strategies only (the `elected` pseudo-strategy would repeat one of them).
     """
-    bound = _best_max_memo(best_max) if best_max is not None else None
+    bound = _bound_memo(best_max) if best_max is not None else None
     rows: list[CostRow] = []
     problems: list[Problem] = []
     for strategy, factory, planned in plans:

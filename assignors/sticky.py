@@ -98,6 +98,7 @@ from assignors.model import (
     Rebalance,
     TopicPartition,
     java_sorted,
+    partitions_of,
     per_group,
 )
 from assignors.ownership import MAX_ROUNDS, NO_GENERATION, arrivals, effective_generation
@@ -195,7 +196,7 @@ class _Group:
         """Partition g is table()[g]."""
         table: list[TopicPartition] = []
         for name, size in zip(self.topics, self.sizes, strict=True):
-            table.extend(zip(repeat(name, size), range(size), strict=True))
+            table.extend(partitions_of(name, size))
         return table
 
     def decode(self, lists: Sequence[Sequence[int]]) -> Assignment:

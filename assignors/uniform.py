@@ -74,6 +74,7 @@ from assignors.model import (
     java_key,
     java_sorted,
     needs_java_order,
+    partitions_of,
     sort_partitions,
 )
 from assignors.ownership import valid_owned
@@ -161,7 +162,10 @@ def _homogeneous(
     # Kafka's unassigned list: never-assigned partitions in topic order, then the revoked ones.
     held_before = retained.union(revoked)
     unassigned = [
-        (t, p) for t in topics for p in range(spec.partition_count(t)) if (t, p) not in held_before
+        tp
+        for t in topics
+        for tp in partitions_of(t, spec.partition_count(t))
+        if tp not in held_before
     ]
     unassigned.extend(revoked)
     # Remaining extra slots go to the other members in order; everyone takes a contiguous slice.
