@@ -235,19 +235,33 @@ class _ExactFlow:
         # Per node its kinds, cheapest first; at equal cost free kinds (and the node's own)
         # lowest first, then other owners' kinds from the last owner's last kind: what later
         # shortest paths would give back to their owners.
+        # The order is that of (cost, 0, 0, kind) for free and own kinds and (cost, 1, -owner,
+        # -kind) for the others, packed in one int per (kind, node) (no tuple to build and
+        # compare): digits cost + 1, the flag, nodes - owner, and kind or kinds - kind.
+        n = len(self.nodes)
+        nk = len(self.kinds)
         owner = [o if o < 0 else self.node_of[o] for (_, _, o), _ in self.kinds]
-        prefs: list[list[tuple[int, int, int, int]]] = [[] for _ in self.nodes]
+        prefs: list[list[int]] = [[] for _ in self.nodes]
         for k, row in enumerate(self.cost):
             o = owner[k]
             for j, c in row.items():
-                prefs[j].append((c, 0, 0, k) if o in (-1, j) else (c, 1, -o, -k))
-        for p in prefs:
-            p.sort()
+                if o == -1 or o == j:
+                    prefs[j].append((c + 1) * 2 * (n + 1) * (nk + 1) + k)
+                else:
+                    prefs[j].append((((c + 1) * 2 + 1) * (n + 1) + n - o) * (nk + 1) + nk - k)
         # Per node its kinds' costs and indices in that order; heap entries are key * n + j
         # (plain ints: (key, j) order without a tuple per push).
-        pref_cost = [[t[0] for t in p] for p in prefs]
-        pref_kind = [[abs(t[3]) for t in p] for p in prefs]
-        n = len(self.nodes)
+        pref_cost: list[list[int]] = []
+        pref_kind: list[list[int]] = []
+        for p in prefs:
+            p.sort()
+            pref_cost.append([key // (2 * (n + 1) * (nk + 1)) - 1 for key in p])
+            pref_kind.append(
+                [
+                    key % (nk + 1) if key // ((n + 1) * (nk + 1)) % 2 == 0 else nk - key % (nk + 1)
+                    for key in p
+                ]
+            )
         ptr = [0] * n
         heap = [(cs[0] + self._next_cost(j)) * n + j for j, cs in enumerate(pref_cost) if cs]
         heapq.heapify(heap)
