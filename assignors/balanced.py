@@ -175,9 +175,18 @@ class _ExactFlow:
         # prob.parts order: topic by topic, each topic's partitions in order.
         for t in prob.topics:
             eligible = tuple(prob.eligible[t])
+            if not prob.racks_matter:
+                # Only owners tell this topic's partitions apart: group by owner first (in
+                # first-seen order, as the general loop would meet the kinds).
+                by_owner: dict[int, list[TopicPartition]] = {}
+                for tp in partitions_of(t, prob.counts[t]):
+                    by_owner.setdefault(owner_of.get(tp, -1), []).append(tp)
+                for o, tps in by_owner.items():
+                    merged.setdefault((eligible, no_racks, o), []).extend(tps)
+                continue
             for tp in partitions_of(t, prob.counts[t]):
                 # Only the members' racks tell partitions apart (fewer kinds, same costs).
-                racks = prob.racks_of(tp) & member_racks if prob.racks_matter else no_racks
+                racks = prob.racks_of(tp) & member_racks
                 key = (eligible, racks, owner_of.get(tp, -1))
                 merged.setdefault(key, []).append(tp)
         self.kinds = list(merged.items())
@@ -297,12 +306,10 @@ class _ExactFlow:
             heapq.heappush(heap, cost * n + j)  # stale keys only rise
 
     def _arcs(self, u: int) -> list[tuple[int, int]]:
-        """Residual arcs out of vertex u (kinds, then nodes, then the sink) with their cost:
-        kind -> node (send), node -> kind (undo a unit held), node -> sink (one more unit,
-        at its marginal cost), sink -> node (one unit less)."""
+        """Residual arcs out of vertex u, a node or the sink, with their cost: node -> kind
+        (undo a unit held), node -> sink (one more unit, at its marginal cost), sink -> node
+        (one unit less). A kind's arcs, kind -> node (send), are its `cost` row."""
         nk, nn = len(self.kinds), len(self.nodes)
-        if u < nk:
-            return [(nk + j, c) for j, c in self.cost[u].items()]
         if u < nk + nn:
             j = u - nk
             arcs = [(k, -self.cost[k][j]) for k, units in self.held[j].items() if units]
@@ -319,8 +326,12 @@ class _ExactFlow:
         from the next one), or [] when there is none: then the flow is a min-cost flow, as
         the node costs are convex (Bellman-Ford by queue from every vertex at distance 0,
         looking for a cycle among the parent pointers every V relaxation rounds)."""
-        n = len(self.kinds) + len(self.nodes) + 1
-        arcs = [self._arcs(u) for u in range(n)]  # fixed while the check runs
+        nk = len(self.kinds)
+        n = nk + len(self.nodes) + 1
+        cost = self.cost
+        # Fixed while the check runs. Kinds' arcs, most of them, are read from `cost` as
+        # they are: no (head, cost) pair to build per arc.
+        arcs = [self._arcs(u) if u >= nk else [] for u in range(n)]
         dist = [0] * n
         parent = [-1] * n
         queue = deque(range(n))
@@ -330,12 +341,20 @@ class _ExactFlow:
             u = queue.popleft()
             queued[u] = False
             du = dist[u]
-            for v, c in arcs[u]:
-                if du + c < dist[v]:
-                    dist[v], parent[v] = du + c, u
-                    if not queued[v]:
-                        queued[v] = True
-                        queue.append(v)
+            if u < nk:
+                for j, c in cost[u].items():
+                    if du + c < dist[nk + j]:
+                        dist[nk + j], parent[nk + j] = du + c, u
+                        if not queued[nk + j]:
+                            queued[nk + j] = True
+                            queue.append(nk + j)
+            else:
+                for v, c in arcs[u]:
+                    if du + c < dist[v]:
+                        dist[v], parent[v] = du + c, u
+                        if not queued[v]:
+                            queued[v] = True
+                            queue.append(v)
             done += 1
             if done % n == 0 and (cycle := _parent_cycle(parent)):
                 return cycle
