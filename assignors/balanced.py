@@ -75,7 +75,7 @@ from assignors.model import (
     partitions_of,
     sort_partitions,
 )
-from assignors.ownership import invalidated_claims, received_rounds, valid_owned
+from assignors.ownership import invalidated_claims, valid_owned
 from assignors.racks import member_rack, partition_racks, topic_racks
 from assignors.weighted import assign_by_load
 
@@ -195,14 +195,16 @@ class _ExactFlow:
         self.w1 = self.w2 * (total + 1) + total + 1
         self.cost: list[dict[int, int]] = []
         node_of, w2 = self.node_of, self.w2
+        racks_matter = prob.racks_matter
         for (eligible, racks, owner), _ in self.kinds:
-            # a kind's racks keep every member rack its partitions are on
-            self.cost.append(
-                {
-                    node_of[r]: (w2 if prob.mismatch(r, racks) else 0) - (1 if r == owner else 0)
-                    for r in eligible
-                }
-            )
+            if racks_matter:
+                # a kind's racks keep every member rack its partitions are on
+                row = {node_of[r]: w2 if prob.mismatch(r, racks) else 0 for r in eligible}
+            else:
+                row = dict.fromkeys([node_of[r] for r in eligible], 0)
+            if owner >= 0:
+                row[node_of[owner]] -= 1  # an owner is eligible, alone on its node
+            self.cost.append(row)
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
         self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units
@@ -740,4 +742,11 @@ class BalancedAssignor:
         first = _withhold(target, owners, contested)
         if first == target:
             return Rebalance(target)
-        return Rebalance(target, received_rounds([first, target]), 2)
+        # Round 2 gives exactly what round 1 withheld.
+        withheld: list[TopicPartition] = []
+        for m, tps in target.items():
+            if len(tps) != len(first[m]):
+                given = set(first[m])
+                withheld.extend(tp for tp in tps if tp not in given)
+        sort_partitions(withheld, needs_java_order(spec.subscribed_topics()))
+        return Rebalance(target, dict.fromkeys(withheld, 2), 2)
