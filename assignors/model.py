@@ -54,14 +54,13 @@ class Member:
         generation: int | None = None,
         assignment_strategies: tuple[str, ...] | None = None,
     ) -> None:
-        _set = object.__setattr__
-        _set(self, "member_id", member_id)
-        _set(self, "topics", topics)
-        _set(self, "group_instance_id", group_instance_id)
-        _set(self, "rack", rack)
-        _set(self, "owned", owned)
-        _set(self, "generation", generation)
-        _set(self, "assignment_strategies", assignment_strategies)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "group_instance_id", group_instance_id)
+        object.__setattr__(self, "rack", rack)
+        object.__setattr__(self, "owned", owned)
+        object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "assignment_strategies", assignment_strategies)
 
     def owning(self, owned: tuple[TopicPartition, ...], generation: int | None) -> Member:
         """This member reporting `owned` at `generation` (a cooperative round, a simulated
@@ -129,18 +128,17 @@ class GroupSpec:
         topics: Mapping[str, TopicMetadata] | None = None,
         departed: Mapping[str, tuple[TopicPartition, ...]] | None = None,
     ) -> None:
-        _set = object.__setattr__
         meta: Mapping[str, TopicMetadata] = {} if topics is None else topics
-        _set(self, "group_id", group_id)
-        _set(self, "members", members)
-        _set(self, "topics", meta)
-        _set(self, "departed", {} if departed is None else departed)
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "members", members)
+        object.__setattr__(self, "topics", meta)
+        object.__setattr__(self, "departed", {} if departed is None else departed)
         # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
         for m in members:
             wanted.update(m.topics)
         subscribed = java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
-        _set(self, "_subscribed", tuple(subscribed))
+        object.__setattr__(self, "_subscribed", tuple(subscribed))
 
     def subscribed_topics(self) -> list[str]:
         """Subscribed topics that exist, in Java string order (how Kafka iterates them)."""
