@@ -34,8 +34,10 @@ from assignors.whatif import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.schemas import (
+    COSTS_PAYLOAD_COLUMNS,
     CURRENT_ASSIGNMENT,
     KIND_ASSIGNMENT,
+    KIND_REBALANCE_COSTS,
     KIND_REJECTED,
     OFFSETS,
     OUTPUT_TABLES,
@@ -290,6 +292,15 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     for kind, (table, fields) in OUTPUT_TABLES.items():
         if kind == KIND_ASSIGNMENT:
             rows = wide.where(F.col("kind") == kind)
+        elif kind == KIND_REBALANCE_COSTS:
+            parts = F.split(F.col(PAYLOAD), ",", len(COSTS_PAYLOAD_COLUMNS))
+            rows = small.where(F.col("kind") == kind).select(
+                "group_id",
+                *[
+                    F.nullif(parts[i], F.lit("")).alias(name)
+                    for i, name in enumerate(COSTS_PAYLOAD_COLUMNS)
+                ],
+            )
         else:
             rows = (
                 small.where(F.col("kind") == kind)

@@ -56,6 +56,8 @@ from jobs.schemas import (
     OUTPUT_TABLES,
     PAYLOAD,
     WIDE_FIELDS,
+    costs_payload,
+    costs_values,
 )
 
 KIND_MEMBER, KIND_OWNED = "m", "o"
@@ -325,7 +327,7 @@ class _Output:
         self.problems(whatif.problems)
         small = self.small
         for row in whatif.costs:
-            small.append((KIND_REBALANCE_COSTS, group_id, _json(row)))
+            small.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
         small.append((KIND_RECOMMENDATION, group_id, _json(whatif.recommendation)))
 
     def frame(self) -> pd.DataFrame:
@@ -384,6 +386,14 @@ def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
         names = [name for name, _, _ in fields]
         if kind == KIND_ASSIGNMENT:
             out[table] = rows[names].reset_index(drop=True)
+        elif kind == KIND_REBALANCE_COSTS:
+            texts = {n for n, t, _ in fields if isinstance(t, T.StringType)}
+            records = []
+            for gid, payload in zip(rows["group_id"], rows[PAYLOAD], strict=True):
+                values = costs_values(payload).items()
+                typed = {n: v if v is None or n in texts else int(v) for n, v in values}
+                records.append({"group_id": gid, **typed})
+            out[table] = pd.DataFrame.from_records(records, columns=names)
         else:
             records = [json.loads(p) for p in rows[PAYLOAD]]
             out[table] = pd.DataFrame.from_records(records, columns=names)

@@ -81,3 +81,28 @@ def test_no_scenarios_still_recommends() -> None:
     assert out["rebalance_costs"].empty
     assert list(out["rebalance_costs"]) == [n for n, _, _ in REBALANCE_COST_COLUMNS]
     assert sorted(out["recommendations"]["group_id"]) == ["six", "solo"]
+
+
+def test_costs_payload_round_trips_nulls_and_keeps_a_comma_in_the_strategy() -> None:
+    """`rebalance_costs` rows travel as delimited values; the strategy goes last, so even a
+    name with a comma (no built-in or plugin has one) comes back whole."""
+    from jobs.schemas import COSTS_PAYLOAD_COLUMNS, costs_payload, costs_values
+
+    row = {
+        "group_id": "g",
+        "strategy": "odd,name",
+        "scenario": "member_join",
+        "rebalances": 1,
+        "rounds": 2,
+        "moved_partition_count": 3,
+        "paused_partition_count": 0,
+        "lag_moved": None,
+        "max_partitions_per_member_after": 4,
+        "partition_spread_after": 1,
+        "balance_gap_after": None,
+    }
+    payload = costs_payload(row)
+    assert payload == "member_join,1,2,3,0,,4,1,,odd,name"
+    assert costs_values(payload) == {
+        n: None if row[n] is None else str(row[n]) for n in COSTS_PAYLOAD_COLUMNS
+    }
