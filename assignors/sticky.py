@@ -219,15 +219,16 @@ def _encode(spec: GroupSpec) -> _Group:
     off = dict(zip(topics, offsets, strict=True))
     count = dict(zip(topics, sizes, strict=True)).get
 
-    claims = [[off[t] + p for t, p in m.owned if 0 <= p < count(t, 0)] for m in members]
+    claims: list[list[int]] = []
+    for m in members:
+        gs = [off[t] + p for t, p in m.owned if 0 <= p < count(t, 0)]
+        if len(set(gs)) != len(gs):
+            gs = list(dict.fromkeys(gs))
+        claims.append(gs)
+
     valid = claims
     tied: set[int] = set()
     n_claims = sum(map(len, claims))
-    if n_claims and len(set(chain.from_iterable(claims))) != n_claims:
-        # A partition listed twice, by one member (deduplicated here) or by several.
-        claims = [gs if len(set(gs)) == len(gs) else list(dict.fromkeys(gs)) for gs in claims]
-        valid = claims
-        n_claims = sum(map(len, claims))
     if n_claims and len(set(chain.from_iterable(claims))) != n_claims:
         # Some partition has several claimants: apply the generation rule to those only.
         contested = {g for g, c in Counter(chain.from_iterable(claims)).items() if c > 1}
