@@ -19,8 +19,8 @@ BENCH_GROUPS ?= 100000
 BENCH_STRATEGIES ?= range,roundrobin
 BENCH_REPEAT ?= 3
 # Benchmarks and the sample estate: not shipped to executors.
-TOOLS := jobs.tools
-# The mypyc-compiled core (jobs/tools/build_core.py): rebuilt whenever assignors/ changes.
+TOOLS := tools
+# The mypyc-compiled core (tools/build_core.py): rebuilt whenever assignors/ changes.
 CORE_STAMP := build/core/.built
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
@@ -77,7 +77,8 @@ $(AIRFLOW_STAMP): dags/requirements-airflow.txt dags/constraints-airflow.txt
 .PHONY: venv-airflow
 venv-airflow: $(AIRFLOW_STAMP) ## Create .venv-airflow: Airflow 3 + the Spark provider (for dags/)
 
-$(CORE_STAMP): $(STAMP) $(wildcard assignors/*.py) jobs/tools/build_core.py
+CORE_SOURCES := $(shell find assignors -name '*.py')
+$(CORE_STAMP): $(STAMP) $(CORE_SOURCES) tools/build_core.py
 	$(PY) -m $(TOOLS).build_core
 	@mkdir -p $(@D) && touch $@
 
@@ -103,7 +104,7 @@ submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 .PHONY: dist
 dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-files
 	@mkdir -p dist && rm -f dist/planner.zip
-	$(PY) -m jobs.session dist/planner.zip  # jobs/tools is not shipped
+	$(PY) -m jobs.session dist/planner.zip  # tools/ is not shipped
 
 .PHONY: test
 test: chromium lint typecheck test-main test-pure test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-pure, test-cluster, test-airflow
@@ -126,7 +127,7 @@ test-unit: $(CORE_STAMP) ## Only the unit tests (no JVM; seconds)
 .PHONY: test-pure
 test-pure: $(STAMP) ## The unit tests on the uncompiled core (what a --py-files zip runs)
 	rm -rf build/pure && mkdir -p build/pure && cp -r assignors build/pure/
-	rm -rf build/pure/assignors/*.so build/pure/assignors/__pycache__ build/pure/assignors/*/__pycache__
+	find build/pure/assignors \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
 	# bin/pytest, not `python -m pytest`: -m would put the project root (compiled) first
 	PYTHONPATH=$(abspath build/pure) $(VENV)/bin/pytest -p no:cacheprovider tests/unit
 
@@ -161,5 +162,5 @@ bench: $(CORE_STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky te
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps the venvs)
 	rm -rf data out dist build .pytest_cache .mypy_cache .ruff_cache
-	rm -f assignors/*.cpython-*.so
+	find assignors -name '*.cpython-*.so' -delete
 	find . -name __pycache__ -type d -prune -not -path './.venv*' -exec rm -rf {} +

@@ -20,10 +20,7 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
 
-from assignors.balanced import BalancedAssignor
-from assignors.catalog import Strategy, StrategyCatalog
-from assignors.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
-from assignors.load import (
+from assignors.analysis.load import (
     Lags,
     OffsetRow,
     balance_loads,
@@ -34,12 +31,15 @@ from assignors.load import (
     weight_loads,
     weight_lower_bound,
 )
-from assignors.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
+from assignors.analysis.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
+from assignors.catalog.catalog import Strategy, StrategyCatalog
+from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
+from assignors.catalog.plugins import InvalidAssignmentError
+from assignors.catalog.registry import ELECTED, Assignor
+from assignors.inputs.validation import ERROR, WARNING, Problem, Reason, TopicStatus
 from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
-from assignors.plugins import InvalidAssignmentError
-from assignors.registry import ELECTED, Assignor
-from assignors.validation import ERROR, WARNING, Problem, Reason, TopicStatus
+from assignors.strategies.balanced import BalancedAssignor
 
 __all__ = [
     "ASSIGNMENT_ROW_FIELDS",
@@ -73,7 +73,7 @@ BALANCE_BY = ("count", "weight", "lag")
 
 @dataclass(frozen=True, slots=True, init=False)
 class GroupLoad:
-    """The load inputs of one group (`assignors.load`).
+    """The load inputs of one group (`assignors.analysis.load`).
 
     `lags`: partition -> lag (None when unknown) from `partition_lags`; None when the run
     has no `offsets` table (every lag column null). `weights`: partition -> load units from

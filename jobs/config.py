@@ -17,11 +17,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assignors.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.planner import BALANCE_BY
-from assignors.recommend import DEFAULT_RECOMMEND_FROM
-from assignors.scenarios import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
-from assignors.whatif import DEFAULT_MAX_PARTITIONS
+from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
+from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
+from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
 

@@ -14,15 +14,15 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from assignors.catalog import StrategyCatalog
-from assignors.registry import (
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import (
     ELECTED,
     UnknownStrategyError,
     canonical_name,
     resolve,
 )
-from assignors.topics import partition_data
-from assignors.validation import (
+from assignors.inputs.topics import partition_data
+from assignors.inputs.validation import (
     ERROR,
     NOT_PLANNED,
     Problem,
@@ -30,7 +30,7 @@ from assignors.validation import (
     check_topic,
     null_topic_problem,
 )
-from assignors.whatif import WhatIfSettings
+from assignors.whatif.group import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.schemas import (
@@ -166,7 +166,7 @@ def topic_catalog(
     """Aggregate `topic_partitions` per topic on the cluster; classify topics on the driver.
 
     Usable topics carry their partitions' replica racks and weights where the input gives
-    them (`assignors.topics.partition_data`; INVALID_WEIGHT warnings once per topic).
+    them (`assignors.inputs.topics.partition_data`; INVALID_WEIGHT warnings once per topic).
     """
     stats = (
         topic_partitions.groupBy("topic")

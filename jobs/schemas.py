@@ -9,9 +9,9 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from assignors.metrics import METRIC_COLUMNS
-from assignors.recommend import RECOMMENDATION_COLUMNS
-from assignors.scenarios import REBALANCE_COST_COLUMNS
+from assignors.analysis.metrics import METRIC_COLUMNS
+from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
+from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
 
 STRING = T.StringType()
 INT = T.IntegerType()

@@ -17,9 +17,8 @@ from jobs.config import PlannerConfig
 
 log = logging.getLogger("planner")
 REPO_ROOT = Path(__file__).resolve().parent.parent
+# Developer tools (benchmarks, the sample estate) live in tools/ and never run on executors.
 PACKAGES = ("assignors", "jobs")
-# Developer tools (benchmarks, the sample estate) never run on executors.
-NOT_SHIPPED = ("jobs/tools",)
 
 
 # A local session (python -m jobs.plan_assignments) listens on loopback only, so it needs no
@@ -73,13 +72,10 @@ def build_session(config: PlannerConfig) -> SparkSession:
 def shipped_files(root: Path = REPO_ROOT) -> list[Path]:
     """The files executors need, relative to `root` (also what `make dist` zips): the Python
     modules, and the report's template for a driver that runs from the zip (cluster mode)."""
-    files = []
+    files: list[Path] = []
     for package in PACKAGES:
         found = [*(root / package).rglob("*.py"), *(root / package).rglob("*.j2")]
-        for f in sorted(found):
-            rel = f.relative_to(root)
-            if not any(rel.as_posix().startswith(f"{skip}/") for skip in NOT_SHIPPED):
-                files.append(rel)
+        files.extend(f.relative_to(root) for f in sorted(found))
     return files
 
 

@@ -3,7 +3,7 @@
 One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while assigning a small
 group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
-pure core (`assignors.validation.build_group`, `assignors.planner.plan_group`) and back; it
+pure core (`assignors.inputs.validation.build_group`, `assignors.planner.plan_group`) and back; it
 holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle the Spark
 path is tested against.
 """
@@ -22,16 +22,9 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
-from assignors.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
-from assignors.load import OffsetRow, offsets_unknown_group_problem
-from assignors.planner import (
-    ASSIGNMENT_ROW_FIELDS,
-    GroupPlan,
-    group_load,
-    internal_error,
-    plan_group,
-)
-from assignors.validation import (
+from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
+from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
+from assignors.inputs.validation import (
     ERROR,
     NOT_PLANNED,
     MemberRow,
@@ -44,7 +37,14 @@ from assignors.validation import (
     null_group_problem,
     owned_without_group,
 )
-from assignors.whatif import GroupWhatIf, WhatIfSettings, group_whatif
+from assignors.planner import (
+    ASSIGNMENT_ROW_FIELDS,
+    GroupPlan,
+    group_load,
+    internal_error,
+    plan_group,
+)
+from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,

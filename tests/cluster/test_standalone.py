@@ -179,8 +179,7 @@ def exec_python() -> Path:
 
 
 def generate_estate(out: Path) -> None:
-    tools = "jobs.tools" if (REPO / "jobs" / "tools" / "sample_estate.py").exists() else "jobs"
-    generator = [str(PROJECT_PY), "-m", f"{tools}.sample_estate", "--groups", "40"]
+    generator = [str(PROJECT_PY), "-m", "tools.sample_estate", "--groups", "40"]
     subprocess.run(
         [*generator, "--bad-rows", "--out", str(out)],
         cwd=REPO,

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from jobs.tools.sample_estate import SCHEMAS, write
+from tools.sample_estate import SCHEMAS, write
 
 
 def member(gid: str, mid: str, topics: list[str] | None, **kw: Any) -> dict[str, Any]:

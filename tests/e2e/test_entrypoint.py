@@ -19,7 +19,7 @@ from jobs import io
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.schemas import SchemaError
-from jobs.tools.sample_estate import SCHEMAS, generate, write
+from tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

@@ -397,7 +397,7 @@ def test_ds_is_only_yyyy_mm_dd(tmp_path: Path, capsys, ds: str) -> None:  # type
 
 def test_the_sample_estate_explains_its_planted_groups(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     made = subprocess.run(
-        [sys.executable, "-m", "jobs.tools.sample_estate", "--groups", "5", "--bad-rows",
+        [sys.executable, "-m", "tools.sample_estate", "--groups", "5", "--bad-rows",
          "--out", str(tmp_path / "in")],
         cwd=REPO, capture_output=True, text=True, check=True,
     )  # fmt: skip

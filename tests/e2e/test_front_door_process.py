@@ -19,7 +19,7 @@ import pytest
 from test_front_door import siblings, snapshot
 
 from jobs.plan_assignments import main
-from jobs.tools.sample_estate import generate, write
+from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

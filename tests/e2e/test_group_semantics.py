@@ -35,7 +35,7 @@ PLUGIN = textwrap.dedent(
             return out
     '''
 )
-RANDOM = "assignors.examples.random_assignor:RandomAssignor"
+RANDOM = "assignors.catalog.examples.random_assignor:RandomAssignor"
 STRATEGIES = (
     "range",
     "roundrobin",

@@ -18,7 +18,7 @@ import pytest
 
 from jobs.plan_assignments import main
 from jobs.schemas import INPUT_TABLES
-from jobs.tools.sample_estate import SCHEMAS
+from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e
 README = Path(__file__).resolve().parents[2] / "README.md"

@@ -16,7 +16,7 @@ from estate_builders import member
 
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import main, run
-from jobs.tools.sample_estate import SCHEMAS, generate, write
+from tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e
 

@@ -17,11 +17,7 @@ pytest.importorskip("jinja2", reason="the report needs the `report` dependency g
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.report import REPORT_FILE, write_report
-
-try:  # the sample estate generator moves to jobs.tools with the entry-point split
-    from jobs.tools.sample_estate import generate, write  # type: ignore[import-not-found]
-except ImportError:
-    from jobs.sample_estate import generate, write
+from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from estate_builders import member, write_estate
 
-from assignors.recommend import RECOMMENDATION_COLUMNS
-from assignors.scenarios import REBALANCE_COST_COLUMNS
+from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
+from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import main, run
 from jobs.schemas import REBALANCE_COSTS_FIELDS, RECOMMENDATIONS_FIELDS, struct

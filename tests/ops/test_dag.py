@@ -146,12 +146,10 @@ def airflow_env(tmp_path_factory: pytest.TempPathFactory) -> dict[str, str]:
 
 
 def make_snapshot(root: Path, ds: str, marker: bool = True) -> Path:
-    """A small estate from the project's generator (jobs.tools.sample_estate, or
-    jobs.sample_estate before the tools moved)."""
+    """A small estate from the project's generator (tools.sample_estate)."""
     day = root / f"ds={ds}"
-    tools = "jobs.tools" if (REPO / "jobs" / "tools" / "sample_estate.py").exists() else "jobs"
     subprocess.run(
-        [str(PROJECT_PY), "-m", f"{tools}.sample_estate", "--groups", "20", "--out", str(day)],
+        [str(PROJECT_PY), "-m", "tools.sample_estate", "--groups", "20", "--out", str(day)],
         cwd=REPO,
         check=True,
         capture_output=True,

@@ -17,13 +17,12 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql.types import IntegerType, LongType
 
-from assignors.topics import partition_data
-from assignors.validation import TopicStatus, check_topic
+from assignors.inputs.topics import partition_data
+from assignors.inputs.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
 from jobs.pipeline import has_weights
 from jobs.plan_assignments import run
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
-from jobs.tools.sample_estate import generate, write
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -33,6 +32,7 @@ from jobs.udf import (
     plan_bucket,
     split_tables,
 )
+from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark
 

@@ -24,7 +24,7 @@ pytest.importorskip("jinja2", reason="the report needs the `report` dependency g
 
 from pyspark.sql import types as T
 
-from assignors.metrics import METRIC_COLUMNS
+from assignors.analysis.metrics import METRIC_COLUMNS
 from jobs.report import REPORT_FILE, SCENARIOS, WORST_GROUPS, write_report
 
 pytestmark = pytest.mark.spark

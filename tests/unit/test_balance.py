@@ -7,10 +7,10 @@ import random
 
 import pytest
 
-from assignors.balance import _by_flow, _classes, best_balance, lower_bound
-from assignors.metrics import balance_metrics
+from assignors.analysis.bounds import _by_flow, _classes, best_balance, lower_bound
+from assignors.analysis.metrics import balance_metrics
+from assignors.catalog.registry import get_assignor
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.registry import get_assignor
 
 
 def group(

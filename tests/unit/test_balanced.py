@@ -7,12 +7,12 @@ import random
 
 import pytest
 
-from assignors.balance import best_balance
-from assignors.balanced import BalancedAssignor, _by_class_flow, _ExactFlow, _Problem
-from assignors.metrics import balance_metrics
+from assignors.analysis.bounds import best_balance
+from assignors.analysis.metrics import balance_metrics
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import valid_owned
 from assignors.racks import rack_mismatch_count
+from assignors.strategies.balanced import BalancedAssignor, _by_class_flow, _ExactFlow, _Problem
 
 RACKS = ["a", "b", "c"]
 

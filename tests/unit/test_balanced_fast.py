@@ -11,8 +11,8 @@ from collections import deque
 import pytest
 from test_balanced import brute_force, check_valid, objective, random_group
 
-from assignors.balanced import BalancedAssignor, _ExactFlow, _Problem
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.strategies.balanced import BalancedAssignor, _ExactFlow, _Problem
 
 
 class ReferenceFlow(_ExactFlow):

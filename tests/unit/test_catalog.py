@@ -6,13 +6,13 @@ import pickle
 
 import pytest
 
-from assignors.catalog import KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
-from assignors.range import RangeAssignor
-from assignors.registry import UnknownStrategyError
-from assignors.roundrobin import RoundRobinAssignor
+from assignors.catalog.catalog import KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
+from assignors.catalog.registry import UnknownStrategyError
+from assignors.strategies.range import RangeAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
 
 LEAST = "failing_plugins:LeastLoaded"
-RANDOM = "assignors.examples.random_assignor:RandomAssignor"
+RANDOM = "assignors.catalog.examples.random_assignor:RandomAssignor"
 RANGE_CLASS = "org.apache.kafka.clients.consumer.RangeAssignor"
 
 

@@ -11,9 +11,9 @@ from pathlib import Path
 import pytest
 
 import assignors
-from assignors.validation import TopicStatus
-from assignors.whatif import WhatIfSettings
-from jobs.tools.build_core import INTERPRETED, compiled_modules, compiled_sources
+from assignors.inputs.validation import TopicStatus
+from assignors.whatif.group import WhatIfSettings
+from tools.build_core import INTERPRETED, compiled_modules, compiled_sources
 
 SO = ".cpython-311-x86_64-linux-gnu.so"
 

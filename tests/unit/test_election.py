@@ -6,7 +6,7 @@ import itertools
 
 import pytest
 
-from assignors.election import (
+from assignors.catalog.election import (
     INCONSISTENT_GROUP_PROTOCOL,
     UNKNOWN_COMMON_STRATEGY,
     Election,
@@ -138,6 +138,6 @@ def test_empty_group_elects_nothing_without_error() -> None:
 def test_default_registry_resolution() -> None:
     # With the package registry (range/roundrobin at least) and class names. The election no
     # longer imports the registry (issue 7.1): the caller passes its resolver in.
-    from assignors.registry import canonical_name
+    from assignors.catalog.registry import canonical_name
 
     assert elect([[RANGE_CLASS], ["range"]], known=canonical_name).elected == "range"

@@ -1,4 +1,4 @@
-"""The shared class graph and max-flow (assignors.flow): seeded properties."""
+"""The shared class graph and max-flow (assignors.analysis.flow): seeded properties."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import random
 
 import pytest
 
-from assignors.flow import FlowNetwork, subscription_classes
+from assignors.analysis.flow import FlowNetwork, subscription_classes
 from assignors.model import GroupSpec, Member, TopicMetadata
 
 

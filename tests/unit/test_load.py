@@ -10,7 +10,7 @@ from fractions import Fraction
 
 import pytest
 
-from assignors.load import (
+from assignors.analysis.load import (
     _ENUMERATE_UP_TO,
     LOAD_METRIC_COLUMNS,
     UNIT,
@@ -32,8 +32,8 @@ from assignors.load import (
     weight_lower_bound,
     weight_units,
 )
+from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.validation import WARNING, Problem, Reason
 
 
 def group(topics: Mapping[str, int], subs: Mapping[str, Iterable[str]]) -> GroupSpec:

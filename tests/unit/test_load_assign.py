@@ -7,16 +7,16 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from assignors.load import (
+from assignors.analysis.load import (
     class_graph,
     fractional_bound_flow,
     load_gap,
     max_member_load,
     weight_lower_bound,
 )
-from assignors.metrics import is_valid
+from assignors.analysis.metrics import is_valid
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.weighted import assign_by_load, lpt
+from assignors.strategies.weighted import assign_by_load, lpt
 
 Loads = dict[TopicPartition, int]
 

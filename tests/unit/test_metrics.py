@@ -8,8 +8,8 @@ from collections.abc import Iterable, Mapping
 
 import pytest
 
-from assignors.load import LOAD_METRIC_COLUMNS
-from assignors.metrics import (
+from assignors.analysis.load import LOAD_METRIC_COLUMNS
+from assignors.analysis.metrics import (
     METRIC_COLUMNS,
     balance_metrics,
     is_valid,
@@ -17,11 +17,11 @@ from assignors.metrics import (
     mean_and_stddev,
     scan_assignment,
 )
+from assignors.catalog.plugins import InvalidAssignmentError, validate_assignment
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import previous_owners
-from assignors.plugins import InvalidAssignmentError, validate_assignment
-from assignors.range import RangeAssignor
-from assignors.roundrobin import RoundRobinAssignor
+from assignors.strategies.range import RangeAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
 
 
 def mem(

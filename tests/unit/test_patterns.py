@@ -7,7 +7,7 @@ import time
 
 import pytest
 
-from assignors.patterns import (
+from assignors.inputs.patterns import (
     INVALID_PATTERN,
     InvalidPatternError,
     compile_java_pattern,

@@ -6,11 +6,11 @@ import logging
 
 import pytest
 
-from assignors.catalog import StrategyCatalog
+from assignors.catalog.catalog import StrategyCatalog
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, InvalidAssignmentError, plan_group
-from assignors.range import RangeAssignor
-from assignors.roundrobin import RoundRobinAssignor
+from assignors.strategies.range import RangeAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
 
 SPEC = GroupSpec(
     "g",
@@ -123,7 +123,7 @@ def test_no_common_strategy_is_a_warning_and_no_elected_plan() -> None:
 
 
 def test_members_cannot_make_the_planner_import_unconfigured_plugins() -> None:
-    rand = "assignors.examples.random_assignor:RandomAssignor"
+    rand = "assignors.catalog.examples.random_assignor:RandomAssignor"
     spec = voters([rand, "range"], [rand])
     plan = plan_group(spec, [("range", RangeAssignor())], False, plan_elected=True)
     assert plan.election is not None

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from assignors.model import GroupSpec, Member, TopicMetadata
-from assignors.plugins import (
+from assignors.catalog.plugins import (
     ASSIGNOR_FAILED,
     INVALID_ASSIGNMENT,
     AssignorFailedError,
@@ -21,8 +20,9 @@ from assignors.plugins import (
     is_plugin_path,
     load_assignor,
 )
+from assignors.model import GroupSpec, Member, TopicMetadata
 
-RANDOM = "assignors.examples.random_assignor:RandomAssignor"
+RANDOM = "assignors.catalog.examples.random_assignor:RandomAssignor"
 
 PLUGINS = '''
 from types import MappingProxyType
@@ -241,7 +241,7 @@ def test_is_plugin_path() -> None:
 
 
 def test_adapter_satisfies_assignor_protocol() -> None:
-    from assignors.registry import Assignor
+    from assignors.catalog.registry import Assignor
 
     assignor: Assignor = load_assignor(RANDOM)
     assert isinstance(assignor, PluginAssignor)

@@ -33,11 +33,11 @@ print(json.dumps({"modules": names, "heavy": heavy}))
 def test_known_modules_are_discovered() -> None:
     expected = {
         "assignors.model",
-        "assignors.range",
-        "assignors.roundrobin",
+        "assignors.strategies.range",
+        "assignors.strategies.roundrobin",
         "assignors.ownership",
-        "assignors.metrics",
-        "assignors.registry",
+        "assignors.analysis.metrics",
+        "assignors.catalog.registry",
     }
     assert expected <= set(MODULES)
 
@@ -89,6 +89,10 @@ def test_doctests_exist() -> None:
     """The worked examples in the module docstrings are executed, not just printed."""
     attempted = {
         name: run_doctests(name).attempted
-        for name in ("assignors.model", "assignors.range", "assignors.roundrobin")
+        for name in (
+            "assignors.model",
+            "assignors.strategies.range",
+            "assignors.strategies.roundrobin",
+        )
     }
     assert all(n > 0 for n in attempted.values()), attempted

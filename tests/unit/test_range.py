@@ -22,7 +22,7 @@ from classic_helpers import (
 )
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.range import RangeAssignor
+from assignors.strategies.range import RangeAssignor
 
 RACKS = ("a", "b", "c")
 

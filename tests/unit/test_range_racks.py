@@ -16,7 +16,7 @@ from rack_helpers import layout, nulls, printed, rack_group, racks
 
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.racks import rack_mismatch_count, replica_racks_by_partition, use_rack_aware
-from assignors.range import RangeAssignor
+from assignors.strategies.range import RangeAssignor
 
 T3 = {"t1": 6, "t2": 7, "t3": 2}
 T5 = {"t1": 5, "t2": 5, "t3": 5}

@@ -5,8 +5,9 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assignors import election, patterns, plugins
-from assignors.validation import Reason
+from assignors.catalog import election, plugins
+from assignors.inputs import patterns
+from assignors.inputs.validation import Reason
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

@@ -1,4 +1,4 @@
-"""Recommendations (`assignors.recommend`): the lexicographic rule, its sentence, properties."""
+"""Recommendations (`assignors.whatif.recommend`): the rule, its sentence, properties."""
 
 from __future__ import annotations
 
@@ -7,18 +7,18 @@ from collections.abc import Mapping, Sequence
 
 import pytest
 
-from assignors.metrics import balance_metrics
+from assignors.analysis.metrics import balance_metrics
+from assignors.catalog.registry import resolve
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import rebalance
-from assignors.recommend import (
+from assignors.whatif.recommend import (
     DEFAULT_RECOMMEND_FROM,
     RECOMMENDATION_COLUMNS,
     figures,
     rank,
     recommend,
 )
-from assignors.registry import resolve
-from assignors.scenarios import scenario_costs
+from assignors.whatif.simulation import scenario_costs
 
 COLUMNS = [name for name, _, _ in RECOMMENDATION_COLUMNS]
 Rows = Mapping[str, Sequence[Mapping[str, object]]]

@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import pytest
 
-from assignors.model import GroupSpec, Member, TopicMetadata
-from assignors.range import RangeAssignor
-from assignors.registry import (
+from assignors.catalog.registry import (
     UnknownStrategyError,
     builtin_names,
     canonical_name,
     get_assignor,
 )
-from assignors.roundrobin import RoundRobinAssignor
+from assignors.model import GroupSpec, Member, TopicMetadata
+from assignors.strategies.range import RangeAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
 
 RANGE_CLASS = "org.apache.kafka.clients.consumer.RangeAssignor"
 ROUNDROBIN_CLASS = "org.apache.kafka.clients.consumer.RoundRobinAssignor"

@@ -23,7 +23,7 @@ from classic_helpers import (
 )
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.roundrobin import RoundRobinAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
 
 # --------------------------------------------------------------------------------- builders
 

@@ -1,4 +1,4 @@
-"""The what-if shortcuts (`assignors.scenarios._Simulator`) against the full replay.
+"""The what-if shortcuts (`assignors.whatif.simulation._Simulator`) against the full replay.
 
 Every shortcut (the shared steady state and leave, a STATELESS rejoin reusing the plan, a
 restart that returns to the plan, a STATELESS leave reused for members that look alike)
@@ -16,18 +16,18 @@ from dataclasses import replace
 
 import pytest
 
-from assignors.balance import best_balance
-from assignors.catalog import StrategyCatalog
+from assignors.analysis.bounds import best_balance
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import Assignor, resolve
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.planner import plan_group, rebalance
-from assignors.registry import Assignor, resolve
-from assignors.scenarios import (
+from assignors.whatif.group import WhatIfSettings, group_whatif
+from assignors.whatif.simulation import (
     SCENARIOS,
     STATELESS,
     group_scenario_costs,
     run_scenarios,
 )
-from assignors.whatif import WhatIfSettings, group_whatif
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
 RACKS = ("r0", "r1", "r2")

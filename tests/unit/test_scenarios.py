@@ -1,4 +1,4 @@
-"""What-if rebalances (`assignors.scenarios`): issue 10's hand-checked facts and properties.
+"""What-if rebalances (`assignors.whatif.simulation`): issue 10's hand-checked facts and properties.
 
 The facts use one topic of 6 partitions and dynamic members c0, c1, c2; every strategy starts
 from its own plan (range: c0 p0,p1; c1 p2,p3; c2 p4,p5; roundrobin: c0 p0,p3; c1 p1,p4;
@@ -14,7 +14,9 @@ from typing import Any
 
 import pytest
 
-from assignors.metrics import is_valid
+from assignors.analysis.metrics import is_valid
+from assignors.catalog.registry import Assignor, resolve
+from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import (
     Assignment,
     GroupSpec,
@@ -23,8 +25,7 @@ from assignors.model import (
     TopicPartition,
 )
 from assignors.planner import rebalance
-from assignors.registry import Assignor, resolve
-from assignors.scenarios import (
+from assignors.whatif.simulation import (
     COOPERATIVE,
     REBALANCE_COST_COLUMNS,
     SCENARIOS,
@@ -35,7 +36,6 @@ from assignors.scenarios import (
     run_scenarios,
     scenario_costs,
 )
-from assignors.validation import WARNING, Problem, Reason
 
 BUILTINS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
 COLUMNS = [name for name, _, _ in REBALANCE_COST_COLUMNS]

@@ -21,7 +21,7 @@ import pytest
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import valid_owned
-from assignors.sticky import CooperativeStickyAssignor, StickyAssignor
+from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 
 Assignor = StickyAssignor | CooperativeStickyAssignor
 BOTH = [StickyAssignor, CooperativeStickyAssignor]

@@ -16,7 +16,7 @@ import pytest
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import valid_owned
-from assignors.sticky import CooperativeStickyAssignor, StickyAssignor, _encode
+from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor, _encode
 
 SEEDS = range(300)
 

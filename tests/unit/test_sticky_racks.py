@@ -21,7 +21,11 @@ from test_sticky import assert_valid_and_balanced
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.racks import rack_mismatch_count
-from assignors.sticky import MAX_ROUNDS, CooperativeStickyAssignor, StickyAssignor
+from assignors.strategies.sticky.assignor import (
+    MAX_ROUNDS,
+    CooperativeStickyAssignor,
+    StickyAssignor,
+)
 
 T3 = {"t1": 6, "t2": 7, "t3": 2}
 ALL3 = [["t1", "t2", "t3"]] * 3

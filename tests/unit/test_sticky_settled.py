@@ -11,7 +11,7 @@ from test_sticky_properties import churn, fresh_group
 
 from assignors.model import GroupSpec, Member, Rebalance, TopicMetadata
 from assignors.ownership import max_generation, received_rounds
-from assignors.sticky import MAX_ROUNDS, CooperativeStickyAssignor, _same
+from assignors.strategies.sticky.assignor import MAX_ROUNDS, CooperativeStickyAssignor, _same
 
 
 def replay_every_round(spec: GroupSpec) -> Rebalance:

@@ -10,7 +10,7 @@ import pandas as pd
 import pytest
 
 import jobs.udf
-from assignors.validation import TopicStatus
+from assignors.inputs.validation import TopicStatus
 from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket, split_tables
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}

@@ -11,16 +11,21 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from assignors.balanced import BalancedAssignor
-from assignors.catalog import StrategyCatalog
-from assignors.load import LOAD_METRIC_COLUMNS, WEIGHT_SCALE, weight_loads, weight_lower_bound
-from assignors.metrics import METRIC_COLUMNS
+from assignors.analysis.load import (
+    LOAD_METRIC_COLUMNS,
+    WEIGHT_SCALE,
+    weight_loads,
+    weight_lower_bound,
+)
+from assignors.analysis.metrics import METRIC_COLUMNS
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.inputs.topics import partition_data
+from assignors.inputs.validation import TopicStatus
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.ownership import valid_owned
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupLoad, balanced_loads, plan_group
-from assignors.topics import partition_data
-from assignors.validation import TopicStatus
-from assignors.weighted import assign_by_load
+from assignors.strategies.balanced import BalancedAssignor
+from assignors.strategies.weighted import assign_by_load
 from jobs.config import ConfigError, load_config
 from jobs.udf import (
     INPUT_COLUMNS,

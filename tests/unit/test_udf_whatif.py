@@ -6,10 +6,10 @@ import dataclasses
 
 import pandas as pd
 
-from assignors.recommend import RECOMMENDATION_COLUMNS
-from assignors.scenarios import REBALANCE_COST_COLUMNS
-from assignors.validation import TopicStatus
-from assignors.whatif import WhatIfSettings
+from assignors.inputs.validation import TopicStatus
+from assignors.whatif.group import WhatIfSettings
+from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
+from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
 from jobs.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
 from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
 

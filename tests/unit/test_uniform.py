@@ -11,7 +11,7 @@ from collections.abc import Set as AbstractSet
 import pytest
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.uniform import UniformAssignor, _current_targets, _heterogeneous
+from assignors.strategies.uniform import UniformAssignor, _current_targets, _heterogeneous
 
 
 def tps(spec: Mapping[str, Sequence[int]]) -> list[TopicPartition]:

@@ -6,9 +6,8 @@ import random
 
 import pytest
 
-from assignors.model import GroupSpec
-from assignors.registry import canonical_name
-from assignors.validation import (
+from assignors.catalog.registry import canonical_name
+from assignors.inputs.validation import (
     ERROR,
     WARNING,
     MemberRow,
@@ -20,6 +19,7 @@ from assignors.validation import (
     check_topic,
     null_group_problem,
 )
+from assignors.model import GroupSpec
 
 CATALOG = {
     "t1": TopicStatus(3),

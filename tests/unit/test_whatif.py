@@ -7,14 +7,14 @@ from typing import Any
 import pytest
 from test_scenarios import Flaky
 
-from assignors.catalog import StrategyCatalog
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import resolve
+from assignors.inputs.validation import WARNING, Reason
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
-from assignors.recommend import RECOMMENDATION_COLUMNS
-from assignors.registry import resolve
-from assignors.scenarios import REBALANCE_COST_COLUMNS, SCENARIOS
-from assignors.validation import WARNING, Reason
-from assignors.whatif import WhatIfSettings, group_whatif
+from assignors.whatif.group import WhatIfSettings, group_whatif
+from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
+from assignors.whatif.simulation import REBALANCE_COST_COLUMNS, SCENARIOS
 
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
@@ -215,11 +215,11 @@ def test_balanced_by_weight_keeps_its_loads_in_the_scenarios() -> None:
     # One topic of 4 partitions, t0 as heavy as the other three together. By weight,
     # `balanced` gives t0 to one member alone; the scenarios must rebalance the same way
     # (they rebuild the assignor from the plan, not from the count-based catalog default).
-    from assignors.balance import best_balance
-    from assignors.balanced import BalancedAssignor
-    from assignors.load import UNIT
+    from assignors.analysis.bounds import best_balance
+    from assignors.analysis.load import UNIT
     from assignors.planner import GroupLoad
-    from assignors.scenarios import scenario_costs
+    from assignors.strategies.balanced import BalancedAssignor
+    from assignors.whatif.simulation import scenario_costs
 
     spec = GroupSpec(
         "g",

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from assignors.recommend import DEFAULT_RECOMMEND_FROM
-from assignors.scenarios import DEFAULT_MAX_MEMBERS, SCENARIOS
+from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
+from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS
 from jobs.config import ConfigError, PlannerConfig, load_config
 from jobs.pipeline import check_strategies, whatif_settings
 

@@ -1,0 +1,1 @@
+"""What an assignment is worth: metrics, validity, the best-balance and weight bounds, load."""

@@ -1,0 +1,156 @@
+"""Strategy names -> assignors, the way Kafka configures `partition.assignment.strategy`.
+
+Kafka accepts either an assignor's protocol name (`range`) or its class name
+(`org.apache.kafka.clients.consumer.RangeAssignor`); both resolve to the same assignor here.
+Custom assignors are named by Python class path (`package.module:ClassName` or
+`package.module.ClassName`), as Kafka names them by Java class; they are known by the protocol
+name their `name` attribute gives, like Kafka's `ConsumerPartitionAssignor.name()`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from functools import lru_cache
+from typing import Protocol
+
+from assignors.catalog import plugins
+from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.model import Assignment, GroupSpec
+from assignors.strategies.balanced import BalancedAssignor
+from assignors.strategies.range import RangeAssignor
+from assignors.strategies.roundrobin import RoundRobinAssignor
+from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
+from assignors.strategies.uniform import UniformAssignor
+
+
+class Assignor(Protocol):
+    """What every strategy implements: a pure function of the group."""
+
+    @property
+    def name(self) -> str: ...
+
+    def assign(self, spec: GroupSpec) -> Assignment: ...
+
+
+__all__ = [
+    "ELECTED",
+    "KAFKA_DEFAULT_STRATEGIES",
+    "SERVER_SIDE",
+    "Assignor",
+    "UnknownStrategyError",
+    "builtin_names",
+    "canonical_name",
+    "classic_protocol_name",
+    "get_assignor",
+    "is_builtin",
+    "protocol_name",
+    "resolve",
+]
+
+
+class UnknownStrategyError(ValueError):
+    """A strategy name that is neither built in nor a loadable plugin."""
+
+
+_BUILTINS: dict[str, Callable[[], Assignor]] = {
+    RangeAssignor.name: RangeAssignor,
+    RoundRobinAssignor.name: RoundRobinAssignor,
+    StickyAssignor.name: StickyAssignor,
+    CooperativeStickyAssignor.name: CooperativeStickyAssignor,
+    UniformAssignor.name: UniformAssignor,
+    BalancedAssignor.name: BalancedAssignor,
+}
+
+_CLASS_NAMES: dict[str, str] = {
+    RangeAssignor.java_class: RangeAssignor.name,
+    RoundRobinAssignor.java_class: RoundRobinAssignor.name,
+    StickyAssignor.java_class: StickyAssignor.name,
+    CooperativeStickyAssignor.java_class: CooperativeStickyAssignor.name,
+    UniformAssignor.java_class: UniformAssignor.name,
+    BalancedAssignor.java_class: BalancedAssignor.name,
+}
+
+# KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
+# classic group's client-side election.
+SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name})
+
+# The pseudo-strategy: the assignment under the strategy the group coordinator elects.
+ELECTED = "elected"
+
+
+def builtin_names() -> list[str]:
+    return list(_BUILTINS)
+
+
+def is_builtin(assignor: object) -> bool:
+    """True for an instance of one of this package's own assignors (not a plugin): a failure
+    there is a bug of the planner (INTERNAL_ERROR), never the plugin's (ASSIGNOR_FAILED)."""
+    return any(type(assignor) is factory for factory in _BUILTINS.values())
+
+
+def canonical_name(name: str) -> str | None:
+    """The protocol name for a built-in protocol or Kafka class name; None when unknown."""
+    name = name.strip()
+    if name in _BUILTINS:
+        return name
+    return _CLASS_NAMES.get(name)
+
+
+@lru_cache(maxsize=4096)
+def _resolve(name: str) -> tuple[str, Callable[[], Assignor]] | UnknownStrategyError:
+    # Failures are cached too: members of many groups list the same unknown Java class names.
+    canonical = canonical_name(name)
+    if canonical is not None:
+        return canonical, _BUILTINS[canonical]
+    if plugins.is_plugin_path(name):
+        try:
+            probe = plugins.load_assignor(name)
+        except plugins.PluginLoadError as exc:
+            return UnknownStrategyError(f"assignment strategy {name!r}: {exc}")
+
+        def factory() -> Assignor:
+            return plugins.load_assignor(name)
+
+        return probe.name, factory
+    known = ", ".join(sorted(_BUILTINS))
+    return UnknownStrategyError(
+        f"unknown assignment strategy {name!r} (known: {known}, or a plugin"
+        " 'package.module:ClassName')"
+    )
+
+
+def resolve(name: str) -> tuple[str, Callable[[], Assignor]]:
+    """(protocol name, factory) for a protocol name, Kafka class name or plugin class path.
+
+    Raises UnknownStrategyError naming the culprit (with the reason a plugin cannot load).
+    """
+    found = _resolve(name.strip())
+    if isinstance(found, UnknownStrategyError):
+        raise UnknownStrategyError(str(found))
+    return found
+
+
+def protocol_name(name: str) -> str | None:
+    """The protocol name `name` stands for, or None when it cannot be resolved."""
+    try:
+        return resolve(name)[0]
+    except UnknownStrategyError:
+        return None
+
+
+@lru_cache(maxsize=4096)  # called for every member's every listed name
+def classic_protocol_name(name: str, plugins_allowed: frozenset[str] = frozenset()) -> str | None:
+    """The protocol a classic member's `assignment_strategies` entry votes for, or None.
+
+    Server-side assignors are excluded. A plugin path counts only when the operator configured
+    it (`plugins_allowed`): input data never decides which Python modules get imported.
+    """
+    if plugins.is_plugin_path(name) and name.strip() not in plugins_allowed:
+        return None
+    resolved = protocol_name(name)
+    return None if resolved in SERVER_SIDE else resolved
+
+
+def get_assignor(name: str) -> Assignor:
+    """A fresh assignor for `name`; raises UnknownStrategyError naming the culprit."""
+    return resolve(name)[1]()

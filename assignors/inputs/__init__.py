@@ -1,0 +1,1 @@
+"""From input rows to a checked group: validation, topics, offsets, Java regex patterns."""

@@ -1,0 +1,726 @@
+"""Input validation: raw snapshot rows -> a `GroupSpec`, plus every problem found.
+
+Errors keep a group (or a topic's subscribers) from being planned; warnings are planned around.
+Every problem becomes one `rejected` row with a stable reason code, so nothing is dropped
+silently: input groups = planned groups + groups with at least one group-level error (a
+problem whose `strategy` is None). A problem with `strategy` set fails only that strategy for
+the group (see `assignors.planner`); the group still counts as planned.
+
+Kafka's own limits are enforced the way its clients and brokers enforce them: an empty
+`group.id` cannot join a group (`InvalidGroupIdException`), topic names follow
+`org.apache.kafka.common.internals.Topic.validate` (1 to 249 characters of `[a-zA-Z0-9._-]`,
+not `.` or `..`).
+"""
+
+from __future__ import annotations
+
+import re
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Final
+
+from assignors.model import (
+    GroupSpec,
+    Member,
+    TopicMetadata,
+    TopicPartition,
+    by_fields,
+    java_order_key,
+)
+
+if TYPE_CHECKING:
+    from assignors.inputs.patterns import CompiledPattern
+
+ERROR: Final = "error"
+WARNING: Final = "warning"
+INT32_MIN: Final = -(2**31)
+INT32_MAX: Final = 2**31 - 1
+NOT_PLANNED: Final = "NOT_PLANNED"
+"""`elections.error` of a group that is not planned (its reasons are in `rejected`)."""
+
+KAFKA_MAX_TOPIC_LENGTH: Final = 249
+"""`Topic.MAX_NAME_LENGTH` in Kafka."""
+_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
+
+MAX_GROUP_BACKTRACKING_STEPS: Final = 10_000_000_000
+"""The backtracking budget of one group's patterns against every topic name (see
+`PatternResolver`): the patterns' worst-case steps per name times the number of names.
+About 10 s of matching in the very worst case, and far less on real names."""
+
+
+class Reason(StrEnum):
+    """Stable reason codes of the `rejected` table (UPPER_SNAKE, never renamed).
+
+    The README's bad-input table lists exactly these codes (a unit test checks both agree).
+    """
+
+    # group-level errors: the group is not planned
+    NULL_GROUP_ID = "NULL_GROUP_ID"
+    EMPTY_GROUP_ID = "EMPTY_GROUP_ID"
+    NULL_MEMBER_ID = "NULL_MEMBER_ID"
+    DUPLICATE_MEMBER_ID = "DUPLICATE_MEMBER_ID"
+    DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
+    TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
+    INVALID_PATTERN = "INVALID_PATTERN"
+    # topic-level errors: every group subscribed to the topic is not planned
+    NEGATIVE_PARTITION = "NEGATIVE_PARTITION"
+    NON_CONTIGUOUS_PARTITIONS = "NON_CONTIGUOUS_PARTITIONS"
+    NULL_PARTITION = "NULL_PARTITION"
+    # warnings: planned, something ignored
+    NULL_TOPIC = "NULL_TOPIC"
+    DUPLICATE_PARTITION = "DUPLICATE_PARTITION"
+    NO_SUBSCRIPTION = "NO_SUBSCRIPTION"
+    NULL_TOPIC_NAME = "NULL_TOPIC_NAME"
+    INVALID_TOPIC_NAME = "INVALID_TOPIC_NAME"
+    UNKNOWN_TOPIC = "UNKNOWN_TOPIC"
+    UNKNOWN_ASSIGNMENT_STRATEGY = "UNKNOWN_ASSIGNMENT_STRATEGY"
+    OWNED_NULL_KEY = "OWNED_NULL_KEY"
+    OWNED_UNKNOWN_TOPIC = "OWNED_UNKNOWN_TOPIC"
+    OWNED_UNKNOWN_PARTITION = "OWNED_UNKNOWN_PARTITION"
+    DUPLICATE_OWNED_PARTITION = "DUPLICATE_OWNED_PARTITION"
+    NO_MEMBERS = "NO_MEMBERS"
+    EMPTY_GROUP_INSTANCE_ID = "EMPTY_GROUP_INSTANCE_ID"
+    INVALID_GENERATION = "INVALID_GENERATION"
+    # the classic election found no strategy to plan as `elected` (warnings)
+    INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
+    UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"
+    # planning errors of one (group, strategy): `Problem.strategy` names the strategy
+    ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
+    INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    # what-if rebalances (assignors.whatif.simulation): warnings, the group is planned
+    SCENARIO_SKIPPED = "SCENARIO_SKIPPED"
+    SCENARIO_NOT_APPLICABLE = "SCENARIO_NOT_APPLICABLE"
+    SCENARIO_FAILED = "SCENARIO_FAILED"
+    # load (offsets, weights): warnings, planned around (assignors.analysis.load)
+    OFFSETS_NULL_KEY = "OFFSETS_NULL_KEY"
+    OFFSETS_UNKNOWN_GROUP = "OFFSETS_UNKNOWN_GROUP"
+    OFFSETS_UNKNOWN_TOPIC = "OFFSETS_UNKNOWN_TOPIC"
+    OFFSETS_UNKNOWN_PARTITION = "OFFSETS_UNKNOWN_PARTITION"
+    DUPLICATE_OFFSETS = "DUPLICATE_OFFSETS"
+    CONFLICTING_OFFSETS = "CONFLICTING_OFFSETS"
+    COMMITTED_PAST_LOG_END = "COMMITTED_PAST_LOG_END"
+    NEGATIVE_OFFSET = "NEGATIVE_OFFSET"
+    NULL_LOG_END_OFFSET = "NULL_LOG_END_OFFSET"
+    INVALID_WEIGHT = "INVALID_WEIGHT"
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class Problem:
+    """One row of the `rejected` table; `strategy` is set when only that strategy failed."""
+
+    group_id: str | None
+    member_id: str | None
+    topic: str | None
+    severity: str
+    reason: str
+    detail: str
+    strategy: str | None = None
+
+    def __init__(
+        self,
+        group_id: str | None,
+        member_id: str | None,
+        topic: str | None,
+        severity: str,
+        reason: str,
+        detail: str,
+        strategy: str | None = None,
+    ) -> None:
+        object.__setattr__(self, "group_id", group_id)
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "severity", severity)
+        # A plain str, whatever the caller passed (a `Reason` member pickles as an enum).
+        object.__setattr__(self, "reason", str(reason))
+        object.__setattr__(self, "detail", detail)
+        object.__setattr__(self, "strategy", strategy)
+
+
+@dataclass(frozen=True, slots=True)
+class TopicStatus:
+    """A topic of `topic_partitions` after its own checks: usable (`error` None) or broken."""
+
+    partition_count: int
+    error: str | None = None
+    detail: str = ""
+    # Per partition, its replica racks (KIP-881; `assignors.racks.normalize_racks` rules):
+    # empty when the topic has no rack information, so the broadcast catalog stays small.
+    replica_racks: tuple[frozenset[str], ...] = field(default=(), repr=False)
+    # Per partition, its load units (`assignors.analysis.load.partition_weights`); empty when every
+    # weight of the topic is null (1.0 each).
+    weights: tuple[int, ...] = field(default=(), repr=False)
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        return by_fields(self)  # it travels to the executors in the broadcast catalog
+
+    def metadata(self, topic: str) -> TopicMetadata:
+        """The topic as the assignors see it (partition count and replica racks)."""
+        return TopicMetadata(topic, self.partition_count, self.replica_racks)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class MemberRow:
+    """One `subscriptions` row, as read (any field may be null)."""
+
+    member_id: str | None
+    group_instance_id: str | None = None
+    client_rack: str | None = None
+    topics: Sequence[str | None] | None = None
+    topic_pattern: str | None = None
+    assignment_strategies: Sequence[str | None] | None = None
+    generation: int | None = None
+
+    def __init__(
+        self,
+        member_id: str | None,
+        group_instance_id: str | None = None,
+        client_rack: str | None = None,
+        topics: Sequence[str | None] | None = None,
+        topic_pattern: str | None = None,
+        assignment_strategies: Sequence[str | None] | None = None,
+        generation: int | None = None,
+    ) -> None:
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "group_instance_id", group_instance_id)
+        object.__setattr__(self, "client_rack", client_rack)
+        object.__setattr__(self, "topics", topics)
+        object.__setattr__(self, "topic_pattern", topic_pattern)
+        object.__setattr__(self, "assignment_strategies", assignment_strategies)
+        object.__setattr__(self, "generation", generation)
+
+
+@dataclass(frozen=True, slots=True, init=False)
+class OwnedRow:
+    """One `current_assignment` row of the group, as read."""
+
+    member_id: str | None
+    topic: str | None
+    partition: int | None
+
+    def __init__(self, member_id: str | None, topic: str | None, partition: int | None) -> None:
+        object.__setattr__(self, "member_id", member_id)
+        object.__setattr__(self, "topic", topic)
+        object.__setattr__(self, "partition", partition)
+
+
+def check_topic(
+    topic: str, rows: int, distinct: int, lowest: int | None, highest: int | None, nulls: int
+) -> tuple[TopicStatus, list[Problem]]:
+    """Classify a topic from the aggregates of its `topic_partitions` rows.
+
+    A topic's partitions must be 0..n-1 with none missing. Duplicated partition rows are
+    planned around (warning); a negative, missing or null partition number makes the topic
+    unusable (an error row for the topic), and its subscribers are rejected (see
+    `build_group`).
+
+    >>> check_topic("t", 3, 3, 0, 2, 0)[0]
+    TopicStatus(partition_count=3, error=None, detail='')
+    >>> check_topic("t", 2, 2, 0, 2, 0)[0].error
+    'NON_CONTIGUOUS_PARTITIONS'
+    """
+    problems: list[Problem] = []
+
+    def broken(reason: str, detail: str) -> tuple[TopicStatus, list[Problem]]:
+        # Reported once for the topic here; once more per subscribed group by build_group.
+        status = TopicStatus(0, str(reason), detail)
+        return status, [Problem(None, None, topic, ERROR, reason, detail)]
+
+    if nulls:
+        return broken(
+            Reason.NULL_PARTITION,
+            f"topic {topic!r} has {nulls} partition row(s) with a null partition number",
+        )
+    if lowest is not None and lowest < 0:
+        return broken(
+            Reason.NEGATIVE_PARTITION, f"topic {topic!r} has a negative partition number ({lowest})"
+        )
+    count = (highest + 1) if highest is not None else 0
+    if distinct != count:
+        return broken(
+            Reason.NON_CONTIGUOUS_PARTITIONS,
+            f"topic {topic!r} lists {distinct} distinct partitions but its highest is {highest}:"
+            f" {count - distinct} missing between 0 and {highest}",
+        )
+    if rows > distinct:
+        problems.append(
+            topic_warning(
+                topic,
+                Reason.DUPLICATE_PARTITION,
+                f"topic {topic!r} lists {rows - distinct} partition row(s) more than once;"
+                " duplicates ignored",
+            )
+        )
+    return TopicStatus(count), problems
+
+
+def topic_warning(topic: str, reason: str, detail: str) -> Problem:
+    """A warning about a topic of `topic_partitions` itself (no group: group_id null)."""
+    return Problem(None, None, topic, WARNING, reason, detail)
+
+
+def null_topic_problem(rows: int) -> Problem:
+    return Problem(
+        None,
+        None,
+        None,
+        WARNING,
+        Reason.NULL_TOPIC,
+        f"{rows} topic_partitions row(s) with a null topic; ignored",
+    )
+
+
+def null_group_problem(member_id: str | None) -> Problem:
+    return Problem(
+        None,
+        member_id,
+        None,
+        ERROR,
+        Reason.NULL_GROUP_ID,
+        "subscriptions row with a null group_id cannot belong to any group; not planned",
+    )
+
+
+def owned_without_group(row: OwnedRow) -> Problem:
+    return Problem(
+        None,
+        row.member_id,
+        row.topic,
+        WARNING,
+        Reason.OWNED_NULL_KEY,
+        "current_assignment row with a null group_id; ignored",
+    )
+
+
+def no_members_problem(group_id: str) -> Problem:
+    return Problem(
+        group_id,
+        None,
+        None,
+        WARNING,
+        Reason.NO_MEMBERS,
+        "current_assignment lists this group but subscriptions has no member; nothing to plan",
+    )
+
+
+def is_legal_topic_name(name: str) -> bool:
+    """Kafka's `Topic.validate`: 1..249 characters of `[a-zA-Z0-9._-]`, neither `.` nor `..`.
+
+    >>> [is_legal_topic_name(n) for n in ("orders.v1", "", ".", "a b", "x" * 250)]
+    [True, False, False, False, False]
+    """
+    return name not in (".", "..") and _LEGAL_TOPIC.fullmatch(name) is not None
+
+
+class PatternResolver:
+    """`subscribe(Pattern)` against the snapshot's topics, memoised per pattern (many members
+    of many groups share a pattern).
+
+    Calling it resolves a pattern to the matching topic names, in Java string order, or raises
+    ValueError (`InvalidPatternError`: the reason is in the message). Only legal topic names
+    can match. `cost` is the worst-case backtracking work of matching the pattern against
+    every name: the guard's bound per name (see `assignors.inputs.patterns`) times the number of
+    names; `build_group` holds each group's patterns to `MAX_GROUP_BACKTRACKING_STEPS`
+    together, so that a pattern cheap per name still cannot stall a run with many topics.
+    """
+
+    def __init__(self, topics: Iterable[str]) -> None:
+        self.topics = [t for t in topics if is_legal_topic_name(t)]
+        self._cache: dict[str, list[str] | ValueError] = {}
+
+    def _compiled(self, pattern: str) -> CompiledPattern:
+        from assignors.inputs.patterns import analyse_java_pattern  # patterns imports this module
+
+        return analyse_java_pattern(pattern)
+
+    def cost(self, pattern: str) -> int:
+        """Worst-case steps to match `pattern` against every topic name (0 when invalid)."""
+        try:
+            return self._compiled(pattern).steps * len(self.topics)
+        except ValueError:
+            return 0
+
+    def __call__(self, pattern: str) -> list[str]:
+        hit = self._cache.get(pattern)
+        if hit is None:
+            from assignors.inputs.patterns import match_topics
+
+            try:
+                hit = match_topics(self._compiled(pattern).regex, self.topics)
+            except ValueError as exc:  # InvalidPatternError: the reason is in the message
+                hit = exc
+            self._cache[pattern] = hit
+        if isinstance(hit, ValueError):
+            raise hit
+        return hit
+
+
+def pattern_resolver(topics: list[str]) -> PatternResolver:
+    """A `PatternResolver` over `topics` (kept for callers of the original function)."""
+    return PatternResolver(topics)
+
+
+@dataclass(slots=True, init=False)
+class _Found:
+    """The problems of one group, in the order they are found."""
+
+    group_id: str
+    items: list[Problem] = field(default_factory=list)
+
+    def __init__(self, group_id: str, items: list[Problem] | None = None) -> None:
+        self.group_id = group_id
+        self.items = [] if items is None else items
+
+    def add(
+        self,
+        severity: str,
+        reason: str,
+        detail: str,
+        member: str | None = None,
+        topic: str | None = None,
+    ) -> None:
+        self.items.append(Problem(self.group_id, member, topic, severity, reason, detail))
+
+    @property
+    def has_error(self) -> bool:
+        return any(p.severity == ERROR for p in self.items)
+
+
+@dataclass(slots=True, init=False)
+class _Draft:
+    """A member's validated fields; the `Member` is built once its owned partitions are known."""
+
+    member_id: str
+    topics: frozenset[str]
+    group_instance_id: str | None
+    rack: str | None
+    generation: int | None
+    assignment_strategies: tuple[str, ...] | None
+
+    def __init__(
+        self,
+        member_id: str,
+        topics: frozenset[str],
+        group_instance_id: str | None,
+        rack: str | None,
+        generation: int | None,
+        assignment_strategies: tuple[str, ...] | None,
+    ) -> None:
+        self.member_id = member_id
+        self.topics = topics
+        self.group_instance_id = group_instance_id
+        self.rack = rack
+        self.generation = generation
+        self.assignment_strategies = assignment_strategies
+
+
+def _sorted_rows(members: Sequence[MemberRow]) -> list[MemberRow]:
+    """The group's rows in member-id order (Java's), whatever order they arrived in."""
+    ids = [r.member_id or "" for r in members]
+    key = java_order_key(ids)
+    rows = sorted(members, key=lambda r: key(r.member_id or ""))
+    if len(set(ids)) < len(ids):
+        # Rows sharing an id (a DUPLICATE_MEMBER_ID group, or null ids): order them fully, so
+        # that even the problems of a rejected group never depend on the arrival order.
+        rows.sort(key=lambda r: (key(r.member_id or ""), repr(r)))
+    return rows
+
+
+def _check_identities(rows: Sequence[MemberRow], found: _Found) -> None:
+    ids = Counter(m.member_id for m in rows if m.member_id)
+    instances = Counter(m.group_instance_id for m in rows if m.group_instance_id)
+    for member_id, n in sorted(ids.items()):
+        if n > 1:
+            found.add(ERROR, Reason.DUPLICATE_MEMBER_ID, f"member_id appears {n} times", member_id)
+    for instance, n in sorted(instances.items()):
+        if n > 1:
+            found.add(
+                ERROR,
+                Reason.DUPLICATE_GROUP_INSTANCE_ID,
+                f"group_instance_id {instance!r} is used by {n} members",
+            )
+
+
+class _Subscriptions:
+    """Resolves each member's subscription against the catalog, remembering unknown and
+    broken topics, and holds the group's patterns to one backtracking budget."""
+
+    def __init__(
+        self,
+        catalog: Mapping[str, TopicStatus],
+        resolve_pattern: Callable[[str], list[str]] | None,
+        found: _Found,
+    ) -> None:
+        self.catalog = catalog
+        self.resolve = resolve_pattern
+        self.found = found
+        self.unknown: dict[str, set[str]] = {}  # member -> unknown topics
+        self.broken: set[str] = set()
+        self.patterns: set[str] = set()
+        self.spent = 0
+
+    def topics(self, row: MemberRow, mid: str) -> frozenset[str] | None:
+        """The member's existing-or-unknown topics; None when the subscription is an error."""
+        if row.topics is not None and row.topic_pattern is not None:
+            self.found.add(
+                ERROR,
+                Reason.TOPICS_AND_PATTERN,
+                "member sets both topics and topic_pattern; Kafka allows one subscription type",
+                mid,
+            )
+            return None
+        if row.topic_pattern is not None:
+            topics = self._pattern(row.topic_pattern, mid)
+        elif not row.topics:
+            what = "neither topics nor topic_pattern" if row.topics is None else "empty topics"
+            self.found.add(
+                WARNING,
+                Reason.NO_SUBSCRIPTION,
+                f"member has {what}; planned as subscribing to nothing",
+                mid,
+            )
+            topics = set()
+        else:
+            topics = self._listed(row.topics, mid)
+        if topics is None:
+            return None
+        for t in topics:
+            status = self.catalog.get(t)
+            if status is None:
+                self.unknown.setdefault(mid, set()).add(t)
+            elif status.error is not None:
+                self.broken.add(t)
+        return frozenset(topics)
+
+    def _listed(self, names: Sequence[str | None], mid: str) -> set[str]:
+        topics: set[str] = set()
+        for t in names:
+            if t is None:
+                self.found.add(WARNING, Reason.NULL_TOPIC_NAME, "null topic name ignored", mid)
+            elif not is_legal_topic_name(t):
+                self.found.add(
+                    WARNING,
+                    Reason.INVALID_TOPIC_NAME,
+                    f"topic name {t[:300]!r} is not a legal Kafka topic name (1 to"
+                    f" {KAFKA_MAX_TOPIC_LENGTH} characters of [a-zA-Z0-9._-], not '.' or"
+                    " '..'); skipped",
+                    mid,
+                )
+            else:
+                topics.add(t)
+        return topics
+
+    def _pattern(self, pattern: str, mid: str) -> set[str] | None:
+        if self.resolve is None:
+            self.resolve = PatternResolver(sorted(self.catalog))
+        if pattern not in self.patterns and isinstance(self.resolve, PatternResolver):
+            spent = self.spent + self.resolve.cost(pattern)
+            if spent > MAX_GROUP_BACKTRACKING_STEPS:
+                self.found.add(
+                    ERROR,
+                    Reason.INVALID_PATTERN,
+                    f"invalid topic pattern {pattern[:300]!r}: the group's patterns could"
+                    f" backtrack through about {spent:.1e} steps over"
+                    f" {len(self.resolve.topics)} topic names (at most"
+                    f" {MAX_GROUP_BACKTRACKING_STEPS:.0e} per group); make quantifiers"
+                    " possessive (e.g. 'x*+') or use atomic groups '(?>...)'",
+                    mid,
+                )
+                return None
+            self.spent = spent
+        self.patterns.add(pattern)
+        try:
+            return set(self.resolve(pattern))
+        except ValueError as exc:
+            self.found.add(ERROR, Reason.INVALID_PATTERN, str(exc), mid)
+            return None
+
+    def report(self) -> None:
+        """Broken topics once per group (their own row is topic-level); unknown topics once per
+        subscribing member, so that an operator sees who asked for them."""
+        for t in sorted(self.broken):
+            status = self.catalog[t]
+            self.found.add(
+                ERROR, status.error or "", f"subscribed topic is unusable: {status.detail}", None, t
+            )
+        for mid, topics in self.unknown.items():
+            for t in sorted(topics):
+                self.found.add(
+                    WARNING,
+                    Reason.UNKNOWN_TOPIC,
+                    f"subscribed topic {t!r} is not in topic_partitions; skipped, as Kafka does",
+                    mid,
+                    t,
+                )
+
+
+def _draft(
+    row: MemberRow,
+    known_strategy: Callable[[str], bool],
+    subscriptions: _Subscriptions,
+    found: _Found,
+) -> _Draft | None:
+    """One member's checks; None when the row cannot be a member (an error was recorded)."""
+    mid = row.member_id
+    if not mid:
+        found.add(ERROR, Reason.NULL_MEMBER_ID, "subscriptions row with a null or empty member_id")
+        return None
+    generation = row.generation
+    if generation is not None and not INT32_MIN <= generation <= INT32_MAX:
+        # Kafka's generation is an int32; anything else cannot be a real claim.
+        found.add(
+            WARNING,
+            Reason.INVALID_GENERATION,
+            f"generation {generation} is outside Kafka's int32 range; treated as absent",
+            mid,
+        )
+        generation = None
+    if row.group_instance_id == "":
+        # Kafka refuses an empty group.instance.id; the member can only be dynamic.
+        found.add(
+            WARNING,
+            Reason.EMPTY_GROUP_INSTANCE_ID,
+            "empty group_instance_id; planned as a dynamic member",
+            mid,
+        )
+    for name in row.assignment_strategies or ():
+        if name is None or not known_strategy(name):
+            found.add(
+                WARNING,
+                Reason.UNKNOWN_ASSIGNMENT_STRATEGY,
+                f"assignment strategy {name!r} is not a client-side strategy the planner"
+                " knows; it cannot be voted for",
+                mid,
+            )
+    topics = subscriptions.topics(row, mid)
+    if topics is None:
+        return None
+    strategies = row.assignment_strategies
+    return _Draft(
+        mid,
+        topics,
+        row.group_instance_id or None,
+        row.client_rack or None,
+        generation,
+        None if strategies is None else tuple(n for n in strategies if n is not None),
+    )
+
+
+def _owned_partitions(
+    owned: Iterable[OwnedRow], catalog: Mapping[str, TopicStatus], found: _Found
+) -> dict[str, list[TopicPartition]]:
+    """member_id -> its usable owned partitions (as listed); unusable rows become warnings."""
+    owned_by: dict[str, list[TopicPartition]] = {}
+    problems: list[tuple[str | None, str | None, str, str]] = []
+    for orow in owned:
+        if not orow.member_id or orow.topic is None or orow.partition is None:
+            problems.append(
+                (
+                    orow.member_id,
+                    orow.topic,
+                    Reason.OWNED_NULL_KEY,
+                    "current_assignment row with a null or empty member_id, or a null topic or"
+                    " partition; ignored",
+                )
+            )
+            continue
+        status = catalog.get(orow.topic)
+        if status is None or status.error is not None:
+            problems.append(
+                (
+                    orow.member_id,
+                    orow.topic,
+                    Reason.OWNED_UNKNOWN_TOPIC,
+                    f"owned partition {orow.topic}-{orow.partition} is of a topic that does not"
+                    " exist (or is unusable); ignored",
+                )
+            )
+            continue
+        if not 0 <= orow.partition < status.partition_count:
+            problems.append(
+                (
+                    orow.member_id,
+                    orow.topic,
+                    Reason.OWNED_UNKNOWN_PARTITION,
+                    f"owned partition {orow.topic}-{orow.partition} does not exist (the topic has"
+                    f" {status.partition_count}); ignored",
+                )
+            )
+            continue
+        owned_by.setdefault(orow.member_id, []).append((orow.topic, orow.partition))
+    # in a fixed order, whatever order the rows arrived in
+    for member, topic, reason, detail in sorted(problems, key=lambda p: tuple(map(str, p))):
+        found.add(WARNING, reason, detail, member, topic)
+    return owned_by
+
+
+def build_group(
+    group_id: str,
+    members: Sequence[MemberRow],
+    owned: Iterable[OwnedRow],
+    catalog: Mapping[str, TopicStatus],
+    known_strategy: Callable[[str], bool],
+    resolve_pattern: Callable[[str], list[str]] | None = None,
+) -> tuple[GroupSpec | None, list[Problem]]:
+    """Validate one group's rows; the spec is None when an error keeps it from being planned.
+
+    `catalog` holds every topic of `topic_partitions`; pattern subscriptions are matched
+    against it (pass a shared `PatternResolver` to memoise across groups). Members are
+    ordered by member id in Java string order, so that the spec, and everything planned from
+    it, does not depend on the order in which the rows arrived.
+    """
+    found = _Found(group_id)
+    if group_id == "":
+        # Kafka's consumer refuses an empty group.id for group management.
+        found.add(ERROR, Reason.EMPTY_GROUP_ID, "empty group_id: Kafka cannot form this group")
+        return None, found.items
+    rows = _sorted_rows(members)
+    _check_identities(rows, found)
+    subscriptions = _Subscriptions(catalog, resolve_pattern, found)
+    drafts = [d for row in rows if (d := _draft(row, known_strategy, subscriptions, found))]
+    subscriptions.report()
+    if found.has_error:
+        return None, found.items
+
+    topics_meta = {
+        t: status.metadata(t)
+        for t in {t for d in drafts for t in d.topics}
+        if (status := catalog.get(t)) is not None
+    }
+    live = {d.member_id for d in drafts}
+    departed: dict[str, tuple[TopicPartition, ...]] = {}
+    by_member: dict[str, tuple[TopicPartition, ...]] = {}
+    owned_by = _owned_partitions(owned, catalog, found)
+    for member_id in sorted(owned_by, key=java_order_key(owned_by)):
+        tps = owned_by[member_id]
+        unique = tuple(sorted(set(tps)))
+        if len(unique) < len(tps):
+            found.add(
+                WARNING,
+                Reason.DUPLICATE_OWNED_PARTITION,
+                f"{len(tps) - len(unique)} owned partition row(s) listed twice; duplicates ignored",
+                member_id,
+            )
+        if member_id in live:
+            by_member[member_id] = unique
+        else:
+            departed[member_id] = unique
+        for topic, _ in unique:
+            if topic not in topics_meta:
+                topics_meta[topic] = catalog[topic].metadata(topic)
+
+    members_out = tuple(
+        Member(
+            d.member_id,
+            d.topics,
+            d.group_instance_id,
+            d.rack,
+            by_member.get(d.member_id, ()),
+            d.generation,
+            d.assignment_strategies,
+        )
+        for d in drafts
+    )
+    return GroupSpec(group_id, members_out, topics_meta, departed), found.items

@@ -1,0 +1,1 @@
+"""Kafka's StickyAssignor and CooperativeStickyAssignor (AbstractStickyAssignor's two paths)."""

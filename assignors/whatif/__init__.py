@@ -1,0 +1,1 @@
+"""What-if rebalances: the simulated triggers, their costs, and the recommended strategy."""

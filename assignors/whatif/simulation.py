@@ -1,0 +1,808 @@
+"""What-if rebalances: what the next membership or metadata change costs a group (DESIGN §7).
+
+A group that runs a strategy settles in that strategy's own plan: every member owns what it
+was planned, at the next generation (the steady state). Each scenario applies one trigger
+from Kafka's list of rebalance causes to that steady state and rebalances with the same
+assignor, exactly as the planner does (`assignors.planner.rebalance`: cooperative rounds are
+replayed, static members keep their `group.instance.id`):
+
+| scenario | trigger |
+|---|---|
+| `member_leave` | the member holding the most partitions leaves (ties: Java order of member id) |
+| `member_join` | a new dynamic member joins with the most common subscription; its member id \
+sorts after every other |
+| `partition_growth` | every subscribed topic gains one partition |
+| `subscription_change` | the member with the fewest subscribed topics also subscribes to every \
+topic of the group |
+| `rolling_restart` | each member in turn restarts: a dynamic member leaves and rejoins with \
+the same member id, owning nothing (two rebalances); a static member returns within \
+`session.timeout.ms` (no rebalance, KIP-345) |
+
+What a rebalance costs (summed over the scenario's rebalances):
+
+* `moved_partition_count`: partitions whose owner changes (a leaving member counts as the
+  owner it was; partitions nobody owned before, like new ones, have not moved);
+* `paused_partition_count`: partitions that stop being consumed. The eager protocol
+  (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, plugins)
+  revokes every owned partition at each rebalance, so every partition owned when it starts
+  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; and our
+  `balanced`) pauses only what a member revokes and what a leaving member held; a partition
+  withheld in round 1 and assigned in round 2 pauses once;
+* `rounds`: JoinGroup rounds (cooperative-sticky needs a second round when something moves
+  between live members; a group left with no member runs none);
+* `lag_moved`: the lag of the moved partitions (null without offsets).
+
+`*_after` columns describe the assignment after the last rebalance, in the group as the
+trigger left it (one more member, one more partition per topic, ...); `balance_gap_after` is
+its max partitions per member minus the best any assignment of that group can reach (null
+unless the caller gives the exact bound, `best_max`).
+
+Deterministic choices where Kafka has none: the joining member gets the most common
+subscription (ties: that of the first member in Java order of member id) and the most common
+`client.rack` (ties: Java order of rack; none when no member has one), so a rack-aware
+strategy stays rack-aware; a new partition's replicas are on every rack the topic's other
+partitions use (the snapshot cannot know where Kafka would place them, so none of the
+strategies gains or loses a rack match on it); members restart in Java order of member id.
+
+Cost: a scenario repeats the assignment work (a rolling restart is two rebalances per dynamic
+member), so the simulation shares the steady state and the rebalance of a member leaving it,
+reuses the plan when a STATELESS strategy's member rejoins, computes a STATELESS strategy's
+"member leaves the plan" once per shape of the members that remain (see `_Simulator`),
+builds members' ownership only for assignors that read it and counts movement with set
+operations on dict views. `shortcuts=False` replays every rebalance in full instead (the
+reference the shortcuts are tested against: identical rows).
+
+Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
+(c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
+stops consuming: 6 paused. c0 leaves instead: c1 takes p0,p1,p2 and c2 p3,p4,p5, so p0, p1
+and p3 move.
+
+>>> from assignors.model import GroupSpec, Member, TopicMetadata
+>>> from assignors.strategies.range import RangeAssignor
+>>> spec = GroupSpec("g", tuple(Member(c, frozenset({"t"})) for c in ("c0", "c1", "c2")),
+...                  {"t": TopicMetadata("t", 6)})
+>>> plan = RangeAssignor().assign(spec)
+>>> rows, problems = scenario_costs(spec, "range", RangeAssignor, plan,
+...                                 scenarios=("member_join", "member_leave"))
+>>> [(r["scenario"], r["moved_partition_count"], r["paused_partition_count"]) for r in rows]
+[('member_leave', 3, 6), ('member_join', 1, 6)]
+>>> problems
+[]
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Callable, Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Final, NamedTuple
+
+from assignors.catalog.registry import Assignor
+from assignors.inputs.validation import WARNING, Problem, Reason
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Member,
+    Rebalance,
+    TopicMetadata,
+    TopicPartition,
+    java_key,
+    java_sorted,
+    member_order,
+)
+from assignors.ownership import max_generation
+from assignors.planner import rebalance
+
+__all__ = [
+    "COOPERATIVE",
+    "DEFAULT_MAX_MEMBERS",
+    "REBALANCE_COST_COLUMNS",
+    "SCENARIOS",
+    "STATELESS",
+    "CostRow",
+    "ScenarioCost",
+    "check_scenarios",
+    "group_scenario_costs",
+    "run_scenarios",
+    "scenario_costs",
+]
+
+SCENARIOS: Final = (
+    "member_leave",
+    "member_join",
+    "partition_growth",
+    "subscription_change",
+    "rolling_restart",
+)
+"""Every scenario, in output order (the config's default `scenarios`)."""
+
+COOPERATIVE: Final = frozenset({"cooperative-sticky", "uniform", "balanced"})
+"""Strategies whose members keep consuming what they keep through a rebalance (KIP-429 /
+KIP-848); everything else, plugins included, is simulated as eager."""
+
+STATELESS: Final = frozenset({"range", "roundrobin"})
+"""Strategies whose result ignores what members own: a member that leaves and rejoins brings
+the group back to the same plan, which the simulation then reuses instead of recomputing.
+They also read member ids only through Kafka's member order (`assignors.model.member_order`)
+and as the keys of the result, which lets the simulation reuse one member's leave for
+another's when the members that remain look alike (`_Simulator.leave`)."""
+
+DEFAULT_MAX_MEMBERS: Final = 200
+"""Default `scenario_max_members`: larger groups get a SCENARIO_SKIPPED warning, no rows."""
+
+REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
+    ("group_id", str, False),
+    ("strategy", str, False),
+    ("scenario", str, False),
+    ("rebalances", int, False),
+    ("rounds", int, False),
+    ("moved_partition_count", int, False),
+    ("paused_partition_count", int, False),
+    ("lag_moved", int, True),
+    ("max_partitions_per_member_after", int, False),
+    ("partition_spread_after", int, False),
+    ("balance_gap_after", int, True),
+)
+"""(name, python type, nullable) of `rebalance_costs`, in output order (DESIGN §7).
+`lag_moved` is a sum of offsets: a Spark `bigint`, like the lag columns."""
+
+CostRow = dict[str, str | int | None]
+"""One `rebalance_costs` row, keyed by the names of REBALANCE_COST_COLUMNS."""
+
+BestMax = Callable[[GroupSpec], int]
+"""The exact smallest max partitions per member any valid assignment of a group can reach."""
+
+
+def check_scenarios(names: Iterable[str]) -> tuple[str, ...]:
+    """The configured scenario names, deduplicated, in SCENARIOS order.
+
+    Raises ValueError naming the unknown one and the known ones (a configuration error: the
+    job exits 2 before planning).
+
+    >>> check_scenarios(["rolling_restart", "member_join", "member_join"])
+    ('member_join', 'rolling_restart')
+    >>> check_scenarios(["member_crash"])
+    Traceback (most recent call last):
+    ...
+    ValueError: unknown scenario 'member_crash' (known: member_leave, member_join, \
+partition_growth, subscription_change, rolling_restart)
+    """
+    wanted = set()
+    for name in names:
+        if name not in SCENARIOS:
+            known = ", ".join(SCENARIOS)
+            raise ValueError(f"unknown scenario {name!r} (known: {known})")
+        wanted.add(name)
+    return tuple(s for s in SCENARIOS if s in wanted)
+
+
+@dataclass(slots=True, init=False)
+class _State:
+    """The group between rebalances: every member owns `assignment[member]` at `generation`.
+
+    `members` say who is in the group with which subscription; their `owned` may be stale
+    (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
+    must see them, built on first use.
+    """
+
+    members: tuple[Member, ...]
+    topics: Mapping[str, TopicMetadata]
+    assignment: Assignment
+    owners: dict[TopicPartition, str]
+    generation: int
+    _owning: tuple[Member, ...] | None = None
+
+    def __init__(
+        self,
+        members: tuple[Member, ...],
+        topics: Mapping[str, TopicMetadata],
+        assignment: Assignment,
+        owners: dict[TopicPartition, str],
+        generation: int,
+        _owning: tuple[Member, ...] | None = None,
+    ) -> None:
+        self.members = members
+        self.topics = topics
+        self.assignment = assignment
+        self.owners = owners
+        self.generation = generation
+        self._owning = _owning
+
+    def owning(self) -> tuple[Member, ...]:
+        if self._owning is None:
+            mine, gen = self.assignment, self.generation
+            self._owning = tuple(
+                m.owning(tuple(mine.get(m.member_id, ())), gen) for m in self.members
+            )
+        return self._owning
+
+
+class _Step(NamedTuple):
+    rounds: int
+    moved: int
+    paused: int
+    revoked: int
+    lag_moved: int
+
+
+@dataclass(slots=True, init=False)
+class ScenarioCost:
+    """One scenario's summed cost and the group it leaves behind (before it becomes a row).
+
+    `revoked` counts partitions live members give up (the leaving member's are not revoked,
+    they are lost with it); it is not a column, tests and callers may read it.
+    """
+
+    scenario: str
+    rebalances: int = 0
+    rounds: int = 0
+    moved: int = 0
+    paused: int = 0
+    revoked: int = 0
+    lag_moved: int = 0
+    members: tuple[Member, ...] = ()
+    topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
+    assignment: Assignment = field(default_factory=dict)
+
+    def __init__(
+        self,
+        scenario: str,
+        rebalances: int = 0,
+        rounds: int = 0,
+        moved: int = 0,
+        paused: int = 0,
+        revoked: int = 0,
+        lag_moved: int = 0,
+        members: tuple[Member, ...] = (),
+        topics: Mapping[str, TopicMetadata] | None = None,
+        assignment: Assignment | None = None,
+    ) -> None:
+        self.scenario = scenario
+        self.rebalances = rebalances
+        self.rounds = rounds
+        self.moved = moved
+        self.paused = paused
+        self.revoked = revoked
+        self.lag_moved = lag_moved
+        self.members = members
+        self.topics = {} if topics is None else topics
+        self.assignment = {} if assignment is None else assignment
+
+    def record(self, step: _Step) -> None:
+        self.rebalances += 1
+        self.rounds += step.rounds
+        self.moved += step.moved
+        self.paused += step.paused
+        self.revoked += step.revoked
+        self.lag_moved += step.lag_moved
+
+    def end(self, state: _State) -> ScenarioCost:
+        self.members, self.topics, self.assignment = state.members, state.topics, state.assignment
+        return self
+
+    def spec(self, group_id: str) -> GroupSpec:
+        """The group as the trigger left it (what `balance_gap_after` is measured against)."""
+        return GroupSpec(group_id, self.members, self.topics)
+
+
+def _owner_map(assignment: Assignment) -> dict[TopicPartition, str]:
+    return {tp: member for member, tps in assignment.items() for tp in tps}
+
+
+def _movement(
+    owners: Mapping[TopicPartition, str],
+    before: Mapping[TopicPartition, str],
+    lags: Mapping[TopicPartition, int] | None,
+) -> tuple[int, int, int]:
+    """(kept, moved, lag_moved) from the owners before and after a rebalance: kept = same
+    owner, moved = another owner; `lag_moved` sums the lag of every partition whose owner is
+    not the one before (new partitions included; none when nothing moved). One compiled
+    pass: cheaper than set algebra on the item views, which hashes every item twice."""
+    kept = moved = lag = 0
+    for tp, member in owners.items():
+        was = before.get(tp)
+        if was == member:
+            kept += 1
+            continue
+        if was is not None:
+            moved += 1
+        if lags is not None:
+            lag += lags.get(tp, 0)
+    return kept, moved, (lag if moved else 0)
+
+
+_Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
+"""What a STATELESS assignor sees of each member, in Kafka's member order: its subscription,
+rack and whether it is static (a static member's `group.instance.id` only orders it)."""
+
+
+def _shape(members: Sequence[Member]) -> tuple[list[Member], _Shape]:
+    ordered = member_order(members)
+    return ordered, tuple((m.topics, m.rack, m.is_static) for m in ordered)
+
+
+class _Simulator:
+    """Rebalances one group under one assignor, starting from the strategy's plan.
+
+    Shares what every scenario needs: the steady state, and the result of a member leaving it
+    (`member_leave` and the first step of `rolling_restart` are often the same rebalance; for
+    STATELESS strategies every restart step starts from the steady state, and the rejoin
+    that ends it is the plan again, so it is not recomputed). A STATELESS assignor reads
+    member ids only through their order (static members by `group.instance.id`, then dynamic
+    ones by member id, `assignors.model.member_order`), so when the members left after one
+    member leaves have the same `_shape` as after another left, its result is the other's
+    with the k-th member in that order taking the k-th member's partitions: a group of
+    twenty look-alike members runs one rebalance for all twenty leaves, not twenty.
+
+    `shortcuts=False` turns all of it off: every rebalance is replayed from the state the
+    previous one left, members always report what they own, generations count every round
+    (the reference the shortcuts are tested against).
+    """
+
+    def __init__(
+        self,
+        spec: GroupSpec,
+        assignor: Assignor,
+        planned: Assignment,
+        *,
+        cooperative: bool,
+        stateless: bool,
+        lags: Mapping[TopicPartition, int] | None,
+        shortcuts: bool = True,
+    ) -> None:
+        self.group_id = spec.group_id
+        self.assignor = assignor
+        self.cooperative = cooperative
+        self.stateless = stateless and shortcuts
+        self.shortcuts = shortcuts
+        self.lags = lags
+        generation = max(max_generation(spec.members), 0) + 1
+        assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
+        self.steady = _State(
+            spec.members, spec.topics, assignment, _owner_map(assignment), generation
+        )
+        self._left_steady: dict[str, tuple[_State, _Step]] = {}
+        self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
+
+    def current(self, state: _State) -> tuple[Member, ...]:
+        """The members of `state` as the assignor must see them."""
+        return state.members if self.stateless else state.owning()
+
+    def step(
+        self,
+        state: _State,
+        members: tuple[Member, ...],
+        topics: Mapping[str, TopicMetadata] | None = None,
+        leaving: str | None = None,
+        known: Assignment | None = None,
+    ) -> tuple[_State, _Step]:
+        """One rebalance of `members` from `state`; `known` is a result proven unchanged."""
+        topics = state.topics if topics is None else topics
+        if known is not None:
+            result = Rebalance(known)
+        elif members:
+            result = rebalance(self.assignor, GroupSpec(self.group_id, members, topics))
+        else:  # the last member left: the group is empty, nothing to assign, no round
+            result = Rebalance({}, rounds=0)
+        after = result.assignment
+        before = state.owners
+        owners = _owner_map(after)
+        kept, moved, lag_moved = _movement(owners, before, self.lags)
+        lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
+        paused = len(before) - kept if self.cooperative else len(before)
+        generation = state.generation + max(result.rounds, 1)
+        return (
+            _State(members, topics, after, owners, generation),
+            _Step(result.rounds, moved, paused, paused - lost, lag_moved),
+        )
+
+    def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
+        """`member_id` leaves (LeaveGroup, or its session times out)."""
+        from_steady = state is self.steady and self.shortcuts
+        if from_steady and member_id in self._left_steady:
+            return self._left_steady[member_id]
+        members = tuple(m for m in self.current(state) if m.member_id != member_id)
+        if self.stateless and from_steady and members:
+            out = self._stateless_leave(state, members, member_id)
+        else:
+            out = self.step(state, members, leaving=member_id)
+        if from_steady:
+            self._left_steady[member_id] = out
+        return out
+
+    def _stateless_leave(
+        self, state: _State, members: tuple[Member, ...], member_id: str
+    ) -> tuple[_State, _Step]:
+        """A STATELESS leave, reusing the result of an earlier leave of the same `_shape`."""
+        ordered, shape = _shape(members)
+        template = self._left_shapes.get(shape)
+        if template is None:
+            out = self.step(state, members, leaving=member_id)
+            after = out[0].assignment
+            self._left_shapes[shape] = [after[m.member_id] for m in ordered]
+            return out
+        at = {m.member_id: k for k, m in enumerate(ordered)}
+        # In the members' own order, as the assignor keys its result (`empty_assignment`).
+        known = {m.member_id: list(template[at[m.member_id]]) for m in members}
+        return self.step(state, members, leaving=member_id, known=known)
+
+    def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, _Step]:
+        """`member` (as in the steady state) joins again, owning nothing, with its member id."""
+        steady = self.steady
+        fresh = member.owning((), None)
+        # Back in its place: state.members are the steady members minus this one, in order.
+        at = next(i for i, m in enumerate(steady.members) if m.member_id == member.member_id)
+        current = self.current(state)
+        members = (*current[:at], fresh, *current[at:])
+        if self.stateless and left_steady:
+            # Same members and subscriptions as the plan: a stateless assignor returns the plan.
+            _, step = self.step(state, members, known=steady.assignment)
+            return steady, step
+        nxt, step = self.step(state, members)
+        # Back to the plan, each member's partitions in the same order (an assignor may read
+        # the order of what a member owns): later steps can share the plan's results.
+        if self.shortcuts and nxt.assignment == steady.assignment:
+            return steady, step
+        return nxt, step
+
+
+def _biggest(members: Sequence[Member], assignment: Assignment) -> str:
+    """The member holding the most partitions; ties: the first in Java order of member id."""
+    sizes = {m.member_id: len(assignment.get(m.member_id, ())) for m in members}
+    top = max(sizes.values())
+    return java_sorted(m for m, n in sizes.items() if n == top)[0]
+
+
+def _member_leave(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("member_leave")
+    steady = sim.steady
+    state, step = sim.leave(steady, _biggest(steady.members, steady.assignment))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _most_common(values: Iterable[str | None]) -> str | None:
+    counts = Counter(v for v in values if v is not None)
+    if not counts:
+        return None
+    top = max(counts.values())
+    return java_sorted(v for v, n in counts.items() if n == top)[0]
+
+
+def _joiner(members: Sequence[Member]) -> Member:
+    """A new dynamic member, sorting after every member id, with the most common subscription
+    (ties: that of the first member in Java order of member id) and the most common rack."""
+    by_id = sorted(members, key=lambda m: java_key(m.member_id))
+    counts = Counter(m.topics for m in by_id)
+    top = max(counts.values())
+    topics = next(m.topics for m in by_id if counts[m.topics] == top)
+    # Any suffix sorts a string after itself, so after the greatest id it sorts after all.
+    member_id = by_id[-1].member_id + "-joined"
+    return Member(member_id, topics, None, _most_common(m.rack for m in members))
+
+
+def _member_join(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("member_join")
+    steady = sim.steady
+    members = sim.current(steady)
+    state, step = sim.step(steady, (*members, _joiner(members)))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _grown(meta: TopicMetadata) -> TopicMetadata:
+    racks = meta.replica_racks
+    if racks:
+        racks = (*racks, frozenset().union(*racks))
+    return TopicMetadata(meta.name, meta.partition_count + 1, racks)
+
+
+def _grown_topics(
+    topics: Mapping[str, TopicMetadata], subscribed: Iterable[str]
+) -> dict[str, TopicMetadata]:
+    out = dict(topics)
+    for t in subscribed:
+        out[t] = _grown(out[t])
+    return out
+
+
+def _partition_growth(sim: _Simulator, subscribed: Sequence[str]) -> ScenarioCost:
+    cost = ScenarioCost("partition_growth")
+    steady = sim.steady
+    state, step = sim.step(steady, sim.current(steady), _grown_topics(steady.topics, subscribed))
+    cost.record(step)
+    return cost.end(state)
+
+
+def _narrowest(members: Sequence[Member], subscribed: frozenset[str]) -> Member | None:
+    """The member with the fewest subscribed (existing) topics, ties: Java order of member id;
+    None when every member subscribes to the same existing topics."""
+    effective = [(m, m.topics & subscribed) for m in members]
+    if len({topics for _, topics in effective}) <= 1:
+        return None
+    fewest = min(len(topics) for _, topics in effective)
+    return min((m for m, t in effective if len(t) == fewest), key=lambda m: java_key(m.member_id))
+
+
+def _widened(members: tuple[Member, ...], subscribed: frozenset[str]) -> tuple[Member, ...]:
+    """The members after the narrowest one also subscribes to every topic of the group."""
+    who = _narrowest(members, subscribed)
+    assert who is not None  # checked by _not_applicable
+    changed = Member(
+        who.member_id,
+        who.topics | subscribed,
+        who.group_instance_id,
+        who.rack,
+        who.owned,
+        who.generation,
+        who.assignment_strategies,
+    )
+    return tuple(changed if m is who else m for m in members)
+
+
+def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> ScenarioCost:
+    cost = ScenarioCost("subscription_change")
+    steady = sim.steady
+    current = sim.current(steady)
+    members = _widened(current, subscribed)
+    state, step = sim.step(steady, members)
+    cost.record(step)
+    return cost.end(state)
+
+
+def _rolling_restart(sim: _Simulator) -> ScenarioCost:
+    cost = ScenarioCost("rolling_restart")
+    state = sim.steady
+    by_id = {m.member_id: m for m in sim.steady.members}
+    # Static members come back within the session timeout: the coordinator hands them their
+    # assignment again without a rebalance (KIP-345), so they cost nothing here.
+    for member_id in java_sorted(m for m, member in by_id.items() if not member.is_static):
+        left_steady = state is sim.steady
+        state, step = sim.leave(state, member_id)
+        cost.record(step)
+        state, step = sim.rejoin(state, by_id[member_id], left_steady)
+        cost.record(step)
+    return cost.end(state)
+
+
+def _not_applicable(spec: GroupSpec, scenario: str, subscribed: frozenset[str]) -> str | None:
+    """Why `scenario` cannot run on this group, or None when it can."""
+    if not spec.members:
+        return "the group has no members"
+    if scenario == "member_leave" and len(spec.members) < 2:
+        return "a member leaving a group of one leaves nobody to rebalance"
+    if scenario == "partition_growth" and not subscribed:
+        return "no subscribed topic exists"
+    if scenario == "subscription_change" and _narrowest(spec.members, subscribed) is None:
+        return "every member subscribes to the same topics"
+    return None
+
+
+def _warning(group_id: str, reason: str, detail: str) -> Problem:
+    # Not tied to a strategy: every strategy of the group reports it alike (callers dedupe).
+    return Problem(group_id, None, None, WARNING, reason, detail)
+
+
+def run_scenarios(
+    spec: GroupSpec,
+    strategy: str,
+    assignor_factory: Callable[[], Assignor],
+    planned: Assignment,
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    cooperative: bool | None = None,
+    stateless: bool | None = None,
+    shortcuts: bool = True,
+) -> tuple[list[ScenarioCost], list[Problem]]:
+    """Each applicable scenario's cost (no size limit; see `scenario_costs` for the rows).
+
+    Scenarios the group cannot run get one SCENARIO_NOT_APPLICABLE warning naming them all;
+    an assignor that raises during a scenario gives a SCENARIO_FAILED warning and no cost.
+    `shortcuts=False` replays every rebalance in full (same costs, slower; see `_Simulator`).
+    """
+    scenarios = check_scenarios(scenarios)  # SCENARIOS order; an unknown name raises
+    subscribed = frozenset(spec.subscribed_topics())
+    skipped = [(s, why) for s in scenarios if (why := _not_applicable(spec, s, subscribed))]
+    problems: list[Problem] = []
+    if skipped:
+        listed = "; ".join(f"{s}: {why}" for s, why in skipped)
+        problems.append(
+            _warning(spec.group_id, Reason.SCENARIO_NOT_APPLICABLE, f"no what-if row for {listed}")
+        )
+    runnable = [s for s in scenarios if s not in dict(skipped)]
+    if not runnable:
+        return [], problems
+    sim = _Simulator(
+        spec,
+        assignor_factory(),
+        planned,
+        cooperative=strategy in COOPERATIVE if cooperative is None else cooperative,
+        stateless=strategy in STATELESS if stateless is None else stateless,
+        lags=lags,
+        shortcuts=shortcuts,
+    )
+    runners: dict[str, Callable[[], ScenarioCost]] = {
+        "member_leave": lambda: _member_leave(sim),
+        "member_join": lambda: _member_join(sim),
+        "partition_growth": lambda: _partition_growth(sim, sorted(subscribed)),
+        "subscription_change": lambda: _subscription_change(sim, subscribed),
+        "rolling_restart": lambda: _rolling_restart(sim),
+    }
+    costs: list[ScenarioCost] = []
+    for scenario in runnable:
+        try:
+            costs.append(runners[scenario]())
+        except Exception as exc:  # a plugin may raise anything; it must not take the job down
+            detail = f"strategy {strategy!r}, scenario {scenario}: {type(exc).__name__}: {exc}"
+            problems.append(
+                Problem(
+                    spec.group_id, None, None, WARNING, Reason.SCENARIO_FAILED, detail, strategy
+                )
+            )
+    return costs, problems
+
+
+class _BoundMemo:
+    """The bound `best_max`, memoised by what it depends on: the members' subscriptions and
+    the partition counts (a group is built only when the bound is not known yet)."""
+
+    def __init__(self, best_max: BestMax) -> None:
+        self.best_max = best_max
+        self.memo: dict[tuple[object, ...], int] = {}
+
+    def __call__(self, spec: GroupSpec) -> int:
+        return self.of(spec.group_id, spec.members, spec.topics)
+
+    def of(
+        self, group_id: str, members: Sequence[Member], topics: Mapping[str, TopicMetadata]
+    ) -> int:
+        key = (
+            tuple(m.topics for m in members),
+            tuple((t, meta.partition_count) for t, meta in topics.items()),
+        )
+        bound = self.memo.get(key)
+        if bound is None:
+            bound = self.memo[key] = self.best_max(GroupSpec(group_id, tuple(members), topics))
+        return bound
+
+
+def _bound_memo(best_max: BestMax) -> _BoundMemo:
+    return best_max if isinstance(best_max, _BoundMemo) else _BoundMemo(best_max)
+
+
+class _Figures(NamedTuple):
+    """A scenario's figures: its row without the names."""
+
+    scenario: str
+    rebalances: int
+    rounds: int
+    moved: int
+    paused: int
+    lag_moved: int
+    max_after: int
+    spread_after: int
+
+
+def _figures(cost: ScenarioCost) -> _Figures:
+    sizes = [len(cost.assignment.get(m.member_id, ())) for m in cost.members]
+    hi = max(sizes, default=0)
+    return _Figures(
+        cost.scenario,
+        cost.rebalances,
+        cost.rounds,
+        cost.moved,
+        cost.paused,
+        cost.lag_moved,
+        hi,
+        hi - min(sizes, default=0),
+    )
+
+
+def _row(
+    group_id: str,
+    strategy: str,
+    fig: _Figures,
+    has_lags: bool,
+    gap: int | None,
+) -> CostRow:
+    return {
+        "group_id": group_id,
+        "strategy": strategy,
+        "scenario": fig.scenario,
+        "rebalances": fig.rebalances,
+        "rounds": fig.rounds,
+        "moved_partition_count": fig.moved,
+        "paused_partition_count": fig.paused,
+        "lag_moved": fig.lag_moved if has_lags else None,
+        "max_partitions_per_member_after": fig.max_after,
+        "partition_spread_after": fig.spread_after,
+        "balance_gap_after": gap,
+    }
+
+
+def scenario_costs(
+    spec: GroupSpec,
+    strategy: str,
+    assignor_factory: Callable[[], Assignor],
+    planned: Assignment,
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    max_members: int = DEFAULT_MAX_MEMBERS,
+    cooperative: bool | None = None,
+    best_max: BestMax | None = None,
+    shortcuts: bool = True,
+) -> tuple[list[CostRow], list[Problem]]:
+    """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
+
+    `planned` is the strategy's plan of `spec` (the steady state); `assignor_factory` builds
+    the strategy's assignor (fresh per call, as the planner does). `scenarios` are checked
+    (`check_scenarios`: an unknown name raises ValueError). `lags` (partition -> lag,
+    unknown ones absent) fills `lag_moved`. `cooperative` defaults to membership of
+    COOPERATIVE. `best_max(spec)` is the exact bound behind `balance_gap_after` (null
+    without it); it is called on the group as each trigger leaves it. A group with more
+    than `max_members` members gets a SCENARIO_SKIPPED warning and no rows. `shortcuts=False`
+    replays every rebalance in full (the same rows, slower: the reference for tests).
+    """
+    if len(spec.members) > max_members:
+        detail = (
+            f"what-if rebalances skipped: {len(spec.members)} members is more than"
+            f" scenario_max_members ({max_members})"
+        )
+        return [], [_warning(spec.group_id, Reason.SCENARIO_SKIPPED, detail)]
+    costs, problems = run_scenarios(
+        spec,
+        strategy,
+        assignor_factory,
+        planned,
+        scenarios=scenarios,
+        lags=lags,
+        cooperative=cooperative,
+        shortcuts=shortcuts,
+    )
+    bound = _bound_memo(best_max) if best_max is not None else None
+    gid = spec.group_id
+    rows = []
+    for cost in costs:
+        fig = _figures(cost)
+        # The group as the trigger left it: what the bound is measured against.
+        gap = None if bound is None else fig.max_after - bound.of(gid, cost.members, cost.topics)
+        rows.append(_row(spec.group_id, strategy, fig, lags is not None, gap))
+    return rows, problems
+
+
+def group_scenario_costs(
+    spec: GroupSpec,
+    plans: Sequence[tuple[str, Callable[[], Assignor], Assignment]],
+    *,
+    scenarios: Sequence[str] = SCENARIOS,
+    lags: Mapping[TopicPartition, int] | None = None,
+    max_members: int = DEFAULT_MAX_MEMBERS,
+    best_max: BestMax | None = None,
+    shortcuts: bool = True,
+) -> tuple[list[CostRow], list[Problem]]:
+    """`scenario_costs` for every (strategy, assignor factory, plan) of one group.
+
+    Group-level warnings (SCENARIO_SKIPPED, SCENARIO_NOT_APPLICABLE) are reported once per
+    group, not once per strategy; the bound `best_max` is computed once per distinct group.
+    Pass real strategies only (the `elected` pseudo-strategy would repeat one of them).
+    """
+    bound = _bound_memo(best_max) if best_max is not None else None
+    rows: list[CostRow] = []
+    problems: list[Problem] = []
+    for strategy, factory, planned in plans:
+        more, found = scenario_costs(
+            spec,
+            strategy,
+            factory,
+            planned,
+            scenarios=scenarios,
+            lags=lags,
+            max_members=max_members,
+            best_max=bound,
+            shortcuts=shortcuts,
+        )
+        rows.extend(more)
+        problems.extend(found)
+    return rows, list(dict.fromkeys(problems))
