@@ -36,9 +36,10 @@ from assignors.catalog.catalog import Strategy, StrategyCatalog
 from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
 from assignors.catalog.plugins import InvalidAssignmentError
 from assignors.catalog.registry import ELECTED, Assignor
-from assignors.inputs.validation import ERROR, WARNING, Problem, Reason, TopicStatus
+from assignors.inputs.validation import TopicStatus
 from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
+from assignors.problems import ERROR, WARNING, Problem, Reason
 from assignors.strategies.balanced import BalancedAssignor
 
 __all__ = [

@@ -22,14 +22,8 @@ from assignors.catalog.registry import (
     resolve,
 )
 from assignors.inputs.topics import partition_data
-from assignors.inputs.validation import (
-    ERROR,
-    NOT_PLANNED,
-    Problem,
-    TopicStatus,
-    check_topic,
-    null_topic_problem,
-)
+from assignors.inputs.validation import TopicStatus, check_topic, null_topic_problem
+from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig

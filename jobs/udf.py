@@ -24,13 +24,10 @@ from pyspark.sql import types as T
 
 from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
 from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
+from assignors.inputs.patterns import PatternResolver
 from assignors.inputs.validation import (
-    ERROR,
-    NOT_PLANNED,
     MemberRow,
     OwnedRow,
-    PatternResolver,
-    Problem,
     TopicStatus,
     build_group,
     no_members_problem,
@@ -44,6 +41,7 @@ from assignors.planner import (
     internal_error,
     plan_group,
 )
+from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,

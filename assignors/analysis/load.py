@@ -26,8 +26,9 @@ from dataclasses import dataclass
 from typing import Final
 
 from assignors.analysis.flow import FlowNetwork, subscription_classes
-from assignors.inputs.validation import WARNING, Problem, Reason, TopicStatus, topic_warning
+from assignors.inputs.validation import TopicStatus, topic_warning
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
+from assignors.problems import WARNING, Problem, Reason
 
 WEIGHT_SCALE: Final = 1_000_000
 """Load units per weight 1.0: weights are rounded to micro-units (round half to even).

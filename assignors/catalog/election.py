@@ -45,8 +45,8 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
-from assignors.inputs.validation import Reason
 from assignors.model import java_key
+from assignors.problems import Reason
 
 KAFKA_DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "cooperative-sticky")
 """Kafka's classic default `partition.assignment.strategy` (`ConsumerConfig`, Kafka 3.x/4.x)."""

@@ -39,8 +39,8 @@ from functools import lru_cache
 from typing import Any
 
 from assignors.analysis.metrics import scan_assignment
-from assignors.inputs.validation import Reason
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_sorted
+from assignors.problems import Reason
 
 ASSIGNOR_FAILED = Reason.ASSIGNOR_FAILED.value
 INVALID_ASSIGNMENT = Reason.INVALID_ASSIGNMENT.value

@@ -33,8 +33,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 
 from assignors.analysis.load import UNIT, partition_weights
-from assignors.inputs.validation import Problem, TopicStatus
+from assignors.inputs.validation import TopicStatus
 from assignors.model import TopicPartition
+from assignors.problems import Problem
 from assignors.racks import normalize_racks
 
 RackRow = tuple[str | None, int | None, Sequence[str | None] | None]

@@ -14,13 +14,12 @@ not `.` or `..`).
 
 from __future__ import annotations
 
-import re
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from enum import StrEnum
-from typing import TYPE_CHECKING, Final
+from typing import TYPE_CHECKING
 
+from assignors.inputs.patterns.resolver import MAX_GROUP_BACKTRACKING_STEPS, PatternResolver
 from assignors.model import (
     GroupSpec,
     Member,
@@ -29,114 +28,19 @@ from assignors.model import (
     by_fields,
     java_order_key,
 )
+from assignors.problems import (
+    ERROR,
+    INT32_MAX,
+    INT32_MIN,
+    KAFKA_MAX_TOPIC_LENGTH,
+    WARNING,
+    Problem,
+    Reason,
+    is_legal_topic_name,
+)
 
 if TYPE_CHECKING:
-    from assignors.inputs.patterns import CompiledPattern
-
-ERROR: Final = "error"
-WARNING: Final = "warning"
-INT32_MIN: Final = -(2**31)
-INT32_MAX: Final = 2**31 - 1
-NOT_PLANNED: Final = "NOT_PLANNED"
-"""`elections.error` of a group that is not planned (its reasons are in `rejected`)."""
-
-KAFKA_MAX_TOPIC_LENGTH: Final = 249
-"""`Topic.MAX_NAME_LENGTH` in Kafka."""
-_LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
-
-MAX_GROUP_BACKTRACKING_STEPS: Final = 10_000_000_000
-"""The backtracking budget of one group's patterns against every topic name (see
-`PatternResolver`): the patterns' worst-case steps per name times the number of names.
-About 10 s of matching in the very worst case, and far less on real names."""
-
-
-class Reason(StrEnum):
-    """Stable reason codes of the `rejected` table (UPPER_SNAKE, never renamed).
-
-    The README's bad-input table lists exactly these codes (a unit test checks both agree).
-    """
-
-    # group-level errors: the group is not planned
-    NULL_GROUP_ID = "NULL_GROUP_ID"
-    EMPTY_GROUP_ID = "EMPTY_GROUP_ID"
-    NULL_MEMBER_ID = "NULL_MEMBER_ID"
-    DUPLICATE_MEMBER_ID = "DUPLICATE_MEMBER_ID"
-    DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
-    TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
-    INVALID_PATTERN = "INVALID_PATTERN"
-    # topic-level errors: every group subscribed to the topic is not planned
-    NEGATIVE_PARTITION = "NEGATIVE_PARTITION"
-    NON_CONTIGUOUS_PARTITIONS = "NON_CONTIGUOUS_PARTITIONS"
-    NULL_PARTITION = "NULL_PARTITION"
-    # warnings: planned, something ignored
-    NULL_TOPIC = "NULL_TOPIC"
-    DUPLICATE_PARTITION = "DUPLICATE_PARTITION"
-    NO_SUBSCRIPTION = "NO_SUBSCRIPTION"
-    NULL_TOPIC_NAME = "NULL_TOPIC_NAME"
-    INVALID_TOPIC_NAME = "INVALID_TOPIC_NAME"
-    UNKNOWN_TOPIC = "UNKNOWN_TOPIC"
-    UNKNOWN_ASSIGNMENT_STRATEGY = "UNKNOWN_ASSIGNMENT_STRATEGY"
-    OWNED_NULL_KEY = "OWNED_NULL_KEY"
-    OWNED_UNKNOWN_TOPIC = "OWNED_UNKNOWN_TOPIC"
-    OWNED_UNKNOWN_PARTITION = "OWNED_UNKNOWN_PARTITION"
-    DUPLICATE_OWNED_PARTITION = "DUPLICATE_OWNED_PARTITION"
-    NO_MEMBERS = "NO_MEMBERS"
-    EMPTY_GROUP_INSTANCE_ID = "EMPTY_GROUP_INSTANCE_ID"
-    INVALID_GENERATION = "INVALID_GENERATION"
-    # the classic election found no strategy to plan as `elected` (warnings)
-    INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
-    UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"
-    # planning errors of one (group, strategy): `Problem.strategy` names the strategy
-    ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
-    INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
-    INTERNAL_ERROR = "INTERNAL_ERROR"
-    # what-if rebalances (assignors.whatif.simulation): warnings, the group is planned
-    SCENARIO_SKIPPED = "SCENARIO_SKIPPED"
-    SCENARIO_NOT_APPLICABLE = "SCENARIO_NOT_APPLICABLE"
-    SCENARIO_FAILED = "SCENARIO_FAILED"
-    # load (offsets, weights): warnings, planned around (assignors.analysis.load)
-    OFFSETS_NULL_KEY = "OFFSETS_NULL_KEY"
-    OFFSETS_UNKNOWN_GROUP = "OFFSETS_UNKNOWN_GROUP"
-    OFFSETS_UNKNOWN_TOPIC = "OFFSETS_UNKNOWN_TOPIC"
-    OFFSETS_UNKNOWN_PARTITION = "OFFSETS_UNKNOWN_PARTITION"
-    DUPLICATE_OFFSETS = "DUPLICATE_OFFSETS"
-    CONFLICTING_OFFSETS = "CONFLICTING_OFFSETS"
-    COMMITTED_PAST_LOG_END = "COMMITTED_PAST_LOG_END"
-    NEGATIVE_OFFSET = "NEGATIVE_OFFSET"
-    NULL_LOG_END_OFFSET = "NULL_LOG_END_OFFSET"
-    INVALID_WEIGHT = "INVALID_WEIGHT"
-
-
-@dataclass(frozen=True, slots=True, init=False)
-class Problem:
-    """One row of the `rejected` table; `strategy` is set when only that strategy failed."""
-
-    group_id: str | None
-    member_id: str | None
-    topic: str | None
-    severity: str
-    reason: str
-    detail: str
-    strategy: str | None = None
-
-    def __init__(
-        self,
-        group_id: str | None,
-        member_id: str | None,
-        topic: str | None,
-        severity: str,
-        reason: str,
-        detail: str,
-        strategy: str | None = None,
-    ) -> None:
-        object.__setattr__(self, "group_id", group_id)
-        object.__setattr__(self, "member_id", member_id)
-        object.__setattr__(self, "topic", topic)
-        object.__setattr__(self, "severity", severity)
-        # A plain str, whatever the caller passed (a `Reason` member pickles as an enum).
-        object.__setattr__(self, "reason", str(reason))
-        object.__setattr__(self, "detail", detail)
-        object.__setattr__(self, "strategy", strategy)
+    pass
 
 
 @dataclass(frozen=True, slots=True)
@@ -303,63 +207,6 @@ def no_members_problem(group_id: str) -> Problem:
         Reason.NO_MEMBERS,
         "current_assignment lists this group but subscriptions has no member; nothing to plan",
     )
-
-
-def is_legal_topic_name(name: str) -> bool:
-    """Kafka's `Topic.validate`: 1..249 characters of `[a-zA-Z0-9._-]`, neither `.` nor `..`.
-
-    >>> [is_legal_topic_name(n) for n in ("orders.v1", "", ".", "a b", "x" * 250)]
-    [True, False, False, False, False]
-    """
-    return name not in (".", "..") and _LEGAL_TOPIC.fullmatch(name) is not None
-
-
-class PatternResolver:
-    """`subscribe(Pattern)` against the snapshot's topics, memoised per pattern (many members
-    of many groups share a pattern).
-
-    Calling it resolves a pattern to the matching topic names, in Java string order, or raises
-    ValueError (`InvalidPatternError`: the reason is in the message). Only legal topic names
-    can match. `cost` is the worst-case backtracking work of matching the pattern against
-    every name: the guard's bound per name (see `assignors.inputs.patterns`) times the number of
-    names; `build_group` holds each group's patterns to `MAX_GROUP_BACKTRACKING_STEPS`
-    together, so that a pattern cheap per name still cannot stall a run with many topics.
-    """
-
-    def __init__(self, topics: Iterable[str]) -> None:
-        self.topics = [t for t in topics if is_legal_topic_name(t)]
-        self._cache: dict[str, list[str] | ValueError] = {}
-
-    def _compiled(self, pattern: str) -> CompiledPattern:
-        from assignors.inputs.patterns import analyse_java_pattern  # patterns imports this module
-
-        return analyse_java_pattern(pattern)
-
-    def cost(self, pattern: str) -> int:
-        """Worst-case steps to match `pattern` against every topic name (0 when invalid)."""
-        try:
-            return self._compiled(pattern).steps * len(self.topics)
-        except ValueError:
-            return 0
-
-    def __call__(self, pattern: str) -> list[str]:
-        hit = self._cache.get(pattern)
-        if hit is None:
-            from assignors.inputs.patterns import match_topics
-
-            try:
-                hit = match_topics(self._compiled(pattern).regex, self.topics)
-            except ValueError as exc:  # InvalidPatternError: the reason is in the message
-                hit = exc
-            self._cache[pattern] = hit
-        if isinstance(hit, ValueError):
-            raise hit
-        return hit
-
-
-def pattern_resolver(topics: list[str]) -> PatternResolver:
-    """A `PatternResolver` over `topics` (kept for callers of the original function)."""
-    return PatternResolver(topics)
 
 
 @dataclass(slots=True, init=False)

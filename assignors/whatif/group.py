@@ -57,9 +57,9 @@ from assignors.analysis.bounds import best_balance
 from assignors.analysis.metrics import ELECTED_STRATEGY
 from assignors.catalog.catalog import ELECTED, StrategyCatalog
 from assignors.catalog.registry import Assignor
-from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import Assignment, GroupSpec, TopicPartition, by_fields
 from assignors.planner import GroupPlan
+from assignors.problems import WARNING, Problem, Reason
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM, RecommendationRow, recommend
 from assignors.whatif.simulation import (
     DEFAULT_MAX_MEMBERS,

@@ -78,7 +78,6 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from assignors.catalog.registry import Assignor
-from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import (
     Assignment,
     GroupSpec,
@@ -92,6 +91,7 @@ from assignors.model import (
 )
 from assignors.ownership import max_generation
 from assignors.planner import rebalance
+from assignors.problems import WARNING, Problem, Reason
 
 __all__ = [
     "COOPERATIVE",

@@ -32,8 +32,8 @@ from assignors.analysis.load import (
     weight_lower_bound,
     weight_units,
 )
-from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.problems import WARNING, Problem, Reason
 
 
 def group(topics: Mapping[str, int], subs: Mapping[str, Iterable[str]]) -> GroupSpec:

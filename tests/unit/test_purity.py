@@ -63,7 +63,7 @@ def run_doctests(name: str) -> doctest.TestResults:
     """The module's doctests, run from its `.py`: doctest cannot find the examples inside
     the functions of a compiled extension (`make core`), which Python imports instead."""
     module = importlib.import_module(name)
-    source = Path(assignors.__file__).parent / f"{name.rpartition('.')[2]}.py"
+    source = Path(assignors.__file__).parent.joinpath(*name.split(".")[1:]).with_suffix(".py")
     if getattr(module, "__file__", None) == str(source) or not source.exists():
         # the package, a module run from source, mypyc's runtime library
         return doctest.testmod(module, optionflags=doctest.ELLIPSIS, verbose=False)

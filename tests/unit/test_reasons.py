@@ -7,7 +7,7 @@ from pathlib import Path
 
 from assignors.catalog import election, plugins
 from assignors.inputs import patterns
-from assignors.inputs.validation import Reason
+from assignors.problems import Reason
 
 README = Path(__file__).resolve().parents[2] / "README.md"
 

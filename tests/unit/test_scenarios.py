@@ -16,7 +16,6 @@ import pytest
 
 from assignors.analysis.metrics import is_valid
 from assignors.catalog.registry import Assignor, resolve
-from assignors.inputs.validation import WARNING, Problem, Reason
 from assignors.model import (
     Assignment,
     GroupSpec,
@@ -25,6 +24,7 @@ from assignors.model import (
     TopicPartition,
 )
 from assignors.planner import rebalance
+from assignors.problems import WARNING, Problem, Reason
 from assignors.whatif.simulation import (
     COOPERATIVE,
     REBALANCE_COST_COLUMNS,

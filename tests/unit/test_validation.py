@@ -8,18 +8,15 @@ import pytest
 
 from assignors.catalog.registry import canonical_name
 from assignors.inputs.validation import (
-    ERROR,
-    WARNING,
     MemberRow,
     OwnedRow,
-    Problem,
-    Reason,
     TopicStatus,
     build_group,
     check_topic,
     null_group_problem,
 )
 from assignors.model import GroupSpec
+from assignors.problems import ERROR, WARNING, Problem, Reason
 
 CATALOG = {
     "t1": TopicStatus(3),

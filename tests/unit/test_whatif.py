@@ -9,9 +9,9 @@ from test_scenarios import Flaky
 
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import resolve
-from assignors.inputs.validation import WARNING, Reason
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
+from assignors.problems import WARNING, Reason
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS, SCENARIOS
