@@ -16,13 +16,14 @@ and exactly one departed member does.
 
 from __future__ import annotations
 
-from collections.abc import Hashable, Iterable, Sequence
+from collections.abc import Callable, Hashable, Iterable, Sequence
 from typing import TypeVar
 
 from assignors.model import (
     Assignment,
     GroupSpec,
     Member,
+    Rebalance,
     TopicPartition,
     needs_java_order,
     per_group,
@@ -119,6 +120,65 @@ def max_generation(members: Iterable[Member]) -> int:
 
 
 # ------------------------------------------------------------------ cooperative rounds
+
+
+def live_owners(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    """(partition -> its valid live owner, partitions tied at the top generation).
+
+    One pass when no partition is claimed twice (the common case); otherwise Kafka's
+    generation rule (`valid_owned`, `invalidated_claims`).
+    """
+    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
+    owners: dict[TopicPartition, str] = {}
+    for m in spec.members:
+        for tp in m.owned:
+            exists = 0 <= tp[1] < counts.get(tp[0], 0)
+            if exists and owners.setdefault(tp, m.member_id) != m.member_id:
+                return _contested_ownership(spec)
+    return owners, set()
+
+
+def _contested_ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
+    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
+    return owners, invalidated_claims(spec)
+
+
+def withhold(
+    target: Assignment, owners: dict[TopicPartition, str], contested: set[TopicPartition]
+) -> Assignment:
+    """One cooperative round: nothing moves while another live member still owns it."""
+    if not owners and not contested:
+        return target
+    out: Assignment = {}
+    for member_id, tps in target.items():
+        out[member_id] = [
+            tp for tp in tps if owners.get(tp, member_id) == member_id and tp not in contested
+        ]
+    return out
+
+
+def cooperative_rebalance(assign: Callable[[GroupSpec], Assignment], spec: GroupSpec) -> Rebalance:
+    """Kafka's cooperative protocol around any assignor (`assign`: one JoinGroup round).
+
+    A partition that another live member still owns is revoked first and assigned in a later
+    round, as `ConsumerCoordinator` requires of a COOPERATIVE assignor; every round after the
+    first runs at the next generation with each member owning what the round before gave it.
+    Rounds repeat until nothing is withheld or a round changes nothing (at most MAX_ROUNDS).
+    """
+    history: list[Assignment] = []
+    generation = max_generation(spec.members)
+    while len(history) < MAX_ROUNDS:
+        target = assign(spec)
+        owners, contested = live_owners(spec)
+        out = withhold(target, owners, contested)
+        if history and out == history[-1]:
+            break
+        history.append(out)
+        if out == target:
+            break
+        generation += 1
+        spec = next_round(spec, out, generation)
+    return Rebalance(history[-1], received_rounds(history), len(history))
 
 
 def next_round(spec: GroupSpec, assignment: Assignment, generation: int) -> GroupSpec:

@@ -19,6 +19,7 @@ import traceback
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from functools import partial
+from typing import cast
 
 from assignors.analysis.load import (
     Lags,
@@ -40,7 +41,6 @@ from assignors.inputs.validation import TopicStatus
 from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.problems import ERROR, WARNING, Problem, Reason
-from assignors.strategies.balanced import BalancedAssignor
 
 __all__ = [
     "ASSIGNMENT_ROW_FIELDS",
@@ -195,16 +195,6 @@ class GroupPlan:
         self.election = election
 
 
-def rebalance(assignor: Assignor, spec: GroupSpec) -> Rebalance:
-    """Run the assignor's full rebalance when it has rounds, else one eager round."""
-    multi = getattr(assignor, "rebalance", None)
-    if callable(multi):
-        result = multi(spec)
-        assert isinstance(result, Rebalance)
-        return result
-    return Rebalance(assignor.assign(spec))
-
-
 def run_election(spec: GroupSpec, catalog: StrategyCatalog) -> Election:
     """The classic coordinator's election over the members' `assignment_strategies`."""
     lists = [m.assignment_strategies for m in spec.members]
@@ -341,11 +331,12 @@ class _Runner:
         label = column or strategy.protocol
         factory = None
         loads = self.balanced_loads
-        if loads is not None and isinstance(assignor, BalancedAssignor):
-            factory = partial(BalancedAssignor, loads)  # balance_by weight or lag
+        if loads is not None and assignor.balances_load:
+            # balance_by weight or lag: such a class takes the loads as its one argument
+            factory = partial(cast("Callable[..., Assignor]", type(assignor)), loads)
             assignor = factory()
         try:
-            result = rebalance(assignor, self.spec)
+            result = assignor.rebalance(self.spec)
         except BaseException as exc:
             reason = _failure_reason(strategy.builtin, exc, self.isolate_interrupts)
             if reason is None:

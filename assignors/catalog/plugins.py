@@ -14,6 +14,9 @@
             #     topic names; also owned_partitions, generation, group_instance_id, rack
             return {member_id: [(topic, partition), ...], ...}
 
+        # optional, as Kafka's supportedProtocols(): ("EAGER",) unless it says otherwise
+        supported_protocols = ("EAGER", "COOPERATIVE")
+
 `load_assignor` returns an adapter implementing this package's `Assignor` protocol. The
 adapter validates every result: a plugin that raises (any exception, `SystemExit` and
 `asyncio.CancelledError` included) fails with `AssignorFailedError`, one that returns an
@@ -39,8 +42,10 @@ from functools import lru_cache
 from typing import Any
 
 from assignors.analysis.metrics import scan_assignment
-from assignors.model import Assignment, GroupSpec, TopicPartition, java_sorted
+from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition, java_sorted
+from assignors.ownership import cooperative_rebalance
 from assignors.problems import Reason
+from assignors.protocol import EAGER_ONLY, RebalanceProtocol, is_cooperative
 
 ASSIGNOR_FAILED = Reason.ASSIGNOR_FAILED.value
 INVALID_ASSIGNMENT = Reason.INVALID_ASSIGNMENT.value
@@ -110,7 +115,29 @@ def load_assignor(name: str) -> PluginAssignor:
         raise PluginLoadError(f"assignor plugin {name!r} has no non-empty string `name`")
     if not callable(getattr(plugin, "assign", None)):
         raise PluginLoadError(f"assignor plugin {name!r} has no `assign` method")
-    return PluginAssignor(plugin, plugin_name.strip(), name.strip())
+    protocols = _supported_protocols(plugin, name)
+    return PluginAssignor(plugin, plugin_name.strip(), name.strip(), protocols)
+
+
+def _supported_protocols(plugin: Any, name: str) -> tuple[RebalanceProtocol, ...]:
+    """The plugin's `supported_protocols` (attribute or method, Kafka's names), EAGER if none."""
+    declared = getattr(plugin, "supported_protocols", None)
+    if callable(declared):  # a Kafka-style supportedProtocols() method
+        declared = declared()
+    if declared is None:
+        return EAGER_ONLY
+    known = [p.value for p in RebalanceProtocol]
+    values = [declared] if isinstance(declared, str) else declared
+    try:
+        protocols = tuple(RebalanceProtocol(str(v).upper()) for v in values)
+    except (TypeError, ValueError):
+        protocols = ()
+    if not protocols:
+        raise PluginLoadError(
+            f"assignor plugin {name!r}: supported_protocols must list some of {known},"
+            f" not {declared!r}"
+        )
+    return tuple(sorted(set(protocols), key=known.index))
 
 
 @lru_cache(maxsize=256)
@@ -153,10 +180,27 @@ class PluginAssignor:
     configured class path, by analogy with Kafka's built-in assignors.
     """
 
-    def __init__(self, plugin: Any, name: str, java_class: str) -> None:
+    # Plugins may read what members own, and balance partition counts.
+    stateless = False
+    balances_load = False
+
+    def __init__(
+        self,
+        plugin: Any,
+        name: str,
+        java_class: str,
+        supported_protocols: tuple[RebalanceProtocol, ...] = EAGER_ONLY,
+    ) -> None:
         self.plugin = plugin
         self.name = name
         self.java_class = java_class
+        self.supported_protocols = supported_protocols
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        """Eager: one round. Cooperative: the rounds Kafka's coordinator runs around it."""
+        if is_cooperative(self):
+            return cooperative_rebalance(self.assign, spec)
+        return Rebalance(self.assign(spec))
 
     def assign(self, spec: GroupSpec) -> Assignment:
         partitions_per_topic = {t: spec.partition_count(t) for t in spec.subscribed_topics()}

@@ -11,26 +11,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from functools import lru_cache
-from typing import Protocol
 
 from assignors.catalog import plugins
 from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
-from assignors.model import Assignment, GroupSpec
+from assignors.protocol import Assignor
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
 from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 from assignors.strategies.uniform import UniformAssignor
-
-
-class Assignor(Protocol):
-    """What every strategy implements: a pure function of the group."""
-
-    @property
-    def name(self) -> str: ...
-
-    def assign(self, spec: GroupSpec) -> Assignment: ...
-
 
 __all__ = [
     "ELECTED",

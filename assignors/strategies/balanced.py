@@ -75,33 +75,13 @@ from assignors.model import (
     partitions_of,
     sort_partitions,
 )
-from assignors.ownership import invalidated_claims, valid_owned
+from assignors.ownership import live_owners, withhold
+from assignors.protocol import COOPERATIVE_ONLY, RebalanceProtocol
 from assignors.racks import member_rack, partition_racks, topic_racks
 from assignors.strategies.weighted import assign_by_load
 
 EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
-
-
-def ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
-    """(partition -> its valid live owner, partitions tied at the top generation).
-
-    One pass when no partition is claimed twice (the common case); otherwise Kafka's
-    generation rule via `assignors.ownership`.
-    """
-    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
-    owners: dict[TopicPartition, str] = {}
-    for m in spec.members:
-        for tp in m.owned:
-            exists = 0 <= tp[1] < counts.get(tp[0], 0)
-            if exists and owners.setdefault(tp, m.member_id) != m.member_id:
-                return _contested_ownership(spec)
-    return owners, set()
-
-
-def _contested_ownership(spec: GroupSpec) -> tuple[dict[TopicPartition, str], set[TopicPartition]]:
-    owners = {tp: m for m, tps in valid_owned(spec).items() for tp in tps}
-    return owners, invalidated_claims(spec)
 
 
 class _Problem:
@@ -122,7 +102,7 @@ class _Problem:
         self.eligible = {t: sorted(rs) for t, rs in subscribers.items()}
         self.topic_index = {t: i for i, t in enumerate(self.topics)}
         if owners is None:
-            owners = ownership(spec)[0]
+            owners = live_owners(spec)[0]
         self.owner: dict[TopicPartition, int] = {}
         for tp, member_id in owners.items():
             # Only a subscriber can keep a partition (its topic is then in scope).
@@ -681,20 +661,6 @@ def _closed_form(prob: _Problem) -> list[list[TopicPartition]]:
     return lists
 
 
-def _withhold(
-    target: Assignment, owners: dict[TopicPartition, str], contested: set[TopicPartition]
-) -> Assignment:
-    """One cooperative round: nothing moves while another live member still owns it."""
-    if not owners and not contested:
-        return target
-    out: Assignment = {}
-    for member_id, tps in target.items():
-        out[member_id] = [
-            tp for tp in tps if owners.get(tp, member_id) == member_id and tp not in contested
-        ]
-    return out
-
-
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class BalancedAssignor:
     """The `balanced` strategy (DESIGN §4.1), run as a cooperative assignor.
@@ -707,6 +673,9 @@ class BalancedAssignor:
 
     name: ClassVar[str] = "balanced"
     java_class: ClassVar[str] = "kafka_assignment_planner.BalancedAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = COOPERATIVE_ONLY
+    stateless: ClassVar[bool] = False
+    balances_load: ClassVar[bool] = True
 
     def __init__(self, loads: Mapping[TopicPartition, int] | None = None) -> None:
         self.loads = loads
@@ -719,12 +688,12 @@ class BalancedAssignor:
     def target(self, spec: GroupSpec) -> Assignment:
         if self.loads is None:
             return balanced_target(spec)
-        return self._target(spec, ownership(spec)[0])
+        return self._target(spec, live_owners(spec)[0])
 
     def assign(self, spec: GroupSpec) -> Assignment:
         """One JoinGroup round: the target minus what another member must revoke first."""
-        owners, contested = ownership(spec)
-        return _withhold(self._target(spec, owners), owners, contested)
+        owners, contested = live_owners(spec)
+        return withhold(self._target(spec, owners), owners, contested)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         """The target once, reached in at most two rounds.
@@ -737,9 +706,9 @@ class BalancedAssignor:
         but could break ties between the freed partitions differently: a second solve for an
         assignment no better.)
         """
-        owners, contested = ownership(spec)
+        owners, contested = live_owners(spec)
         target = self._target(spec, owners)
-        first = _withhold(target, owners, contested)
+        first = withhold(target, owners, contested)
         if first == target:
             return Rebalance(target)
         # Round 2 gives exactly what round 1 withheld.

@@ -60,12 +60,14 @@ from assignors.model import (
     Assignment,
     GroupSpec,
     Member,
+    Rebalance,
     empty_assignment,
     member_order,
     needs_java_order,
     partitions_of,
     sort_partitions,
 )
+from assignors.protocol import EAGER_ONLY, RebalanceProtocol
 from assignors.racks import member_rack, partition_racks, topic_racks, use_rack_aware
 
 
@@ -178,6 +180,9 @@ def _subscribers_in_order(spec: GroupSpec) -> dict[str, list[Member]]:
 class RangeAssignor:
     name: ClassVar[str] = "range"
     java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.RangeAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = EAGER_ONLY
+    stateless: ClassVar[bool] = True
+    balances_load: ClassVar[bool] = False
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)
@@ -196,6 +201,10 @@ class RangeAssignor:
                 out[m.member_id].extend(parts[start : start + size])
                 start += size
         return out
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        """Eager: every member revokes everything and gets the assignment in one round."""
+        return Rebalance(self.assign(spec))
 
     @staticmethod
     def _states(spec: GroupSpec, ordered: dict[str, list[Member]]) -> list[_TopicState]:

@@ -23,13 +23,24 @@ from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
 
-from assignors.model import Assignment, GroupSpec, empty_assignment, member_order, partitions_of
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    Rebalance,
+    empty_assignment,
+    member_order,
+    partitions_of,
+)
+from assignors.protocol import EAGER_ONLY, RebalanceProtocol
 
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class RoundRobinAssignor:
     name: ClassVar[str] = "roundrobin"
     java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.RoundRobinAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = EAGER_ONLY
+    stateless: ClassVar[bool] = True
+    balances_load: ClassVar[bool] = False
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)
@@ -48,3 +59,7 @@ class RoundRobinAssignor:
                 out[ids[pointer]].append(tp)
                 pointer = (pointer + 1) % k
         return out
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        """Eager: every member revokes everything and gets the assignment in one round."""
+        return Rebalance(self.assign(spec))

@@ -70,6 +70,7 @@ from assignors.model import (
     Assignment,
     GroupSpec,
     Member,
+    Rebalance,
     TopicPartition,
     java_key,
     java_sorted,
@@ -78,6 +79,7 @@ from assignors.model import (
     sort_partitions,
 )
 from assignors.ownership import valid_owned
+from assignors.protocol import COOPERATIVE_ONLY, RebalanceProtocol
 
 # The heterogeneous builder gives up balancing after this many passes over the topics.
 MAX_BALANCE_PASSES = 16
@@ -87,6 +89,9 @@ MAX_BALANCE_PASSES = 16
 class UniformAssignor:
     name: ClassVar[str] = "uniform"
     java_class: ClassVar[str] = "org.apache.kafka.coordinator.group.assignor.UniformAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = COOPERATIVE_ONLY
+    stateless: ClassVar[bool] = False
+    balances_load: ClassVar[bool] = False
 
     def assign(self, spec: GroupSpec) -> Assignment:
         by_id = {m.member_id: m for m in spec.members}
@@ -107,6 +112,11 @@ class UniformAssignor:
             sort_partitions(tps, java)
             out[m.member_id] = tps
         return out
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        """KIP-848: the coordinator computes one target per group epoch (no JoinGroup rounds);
+        members revoke what moves before it is assigned."""
+        return Rebalance(self.assign(spec))
 
 
 def _current_targets(spec: GroupSpec, members: list[Member]) -> dict[str, list[TopicPartition]]:

@@ -3,7 +3,7 @@
 A group that runs a strategy settles in that strategy's own plan: every member owns what it
 was planned, at the next generation (the steady state). Each scenario applies one trigger
 from Kafka's list of rebalance causes to that steady state and rebalances with the same
-assignor, exactly as the planner does (`assignors.planner.rebalance`: cooperative rounds are
+assignor, exactly as the planner does (`Assignor.rebalance`: cooperative rounds are
 replayed, static members keep their `group.instance.id`):
 
 | scenario | trigger |
@@ -23,11 +23,12 @@ What a rebalance costs (summed over the scenario's rebalances):
 * `moved_partition_count`: partitions whose owner changes (a leaving member counts as the
   owner it was; partitions nobody owned before, like new ones, have not moved);
 * `paused_partition_count`: partitions that stop being consumed. The eager protocol
-  (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, plugins)
+  (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, and
+  plugins unless they declare COOPERATIVE)
   revokes every owned partition at each rebalance, so every partition owned when it starts
-  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; and our
-  `balanced`) pauses only what a member revokes and what a leaving member held; a partition
-  withheld in round 1 and assigned in round 2 pauses once;
+  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; our
+  `balanced`; a plugin that declares it) pauses only what a member revokes and what a
+  leaving member held; a partition withheld in round 1 and assigned in round 2 pauses once;
 * `rounds`: JoinGroup rounds (cooperative-sticky needs a second round when something moves
   between live members; a group left with no member runs none);
 * `lag_moved`: the lag of the moved partitions (null without offsets).
@@ -90,15 +91,13 @@ from assignors.model import (
     member_order,
 )
 from assignors.ownership import max_generation
-from assignors.planner import rebalance
 from assignors.problems import WARNING, Problem, Reason
+from assignors.protocol import is_cooperative
 
 __all__ = [
-    "COOPERATIVE",
     "DEFAULT_MAX_MEMBERS",
     "REBALANCE_COST_COLUMNS",
     "SCENARIOS",
-    "STATELESS",
     "CostRow",
     "ScenarioCost",
     "check_scenarios",
@@ -115,17 +114,6 @@ SCENARIOS: Final = (
     "rolling_restart",
 )
 """Every scenario, in output order (the config's default `scenarios`)."""
-
-COOPERATIVE: Final = frozenset({"cooperative-sticky", "uniform", "balanced"})
-"""Strategies whose members keep consuming what they keep through a rebalance (KIP-429 /
-KIP-848); everything else, plugins included, is simulated as eager."""
-
-STATELESS: Final = frozenset({"range", "roundrobin"})
-"""Strategies whose result ignores what members own: a member that leaves and rejoins brings
-the group back to the same plan, which the simulation then reuses instead of recomputing.
-They also read member ids only through Kafka's member order (`assignors.model.member_order`)
-and as the keys of the result, which lets the simulation reuse one member's leave for
-another's when the members that remain look alike (`_Simulator.leave`)."""
 
 DEFAULT_MAX_MEMBERS: Final = 200
 """Default `scenario_max_members`: larger groups get a SCENARIO_SKIPPED warning, no rows."""
@@ -381,7 +369,7 @@ class _Simulator:
         if known is not None:
             result = Rebalance(known)
         elif members:
-            result = rebalance(self.assignor, GroupSpec(self.group_id, members, topics))
+            result = self.assignor.rebalance(GroupSpec(self.group_id, members, topics))
         else:  # the last member left: the group is empty, nothing to assign, no round
             result = Rebalance({}, rounds=0)
         after = result.assignment
@@ -613,12 +601,19 @@ def run_scenarios(
     runnable = [s for s in scenarios if s not in dict(skipped)]
     if not runnable:
         return [], problems
+    # What the assignor declares (`assignors.protocol`): a cooperative one's members keep
+    # consuming what they keep through a rebalance (KIP-429 / KIP-848), an eager one's pause
+    # everything. A stateless one's result ignores what members own: a member that leaves
+    # and rejoins brings back the plan, reused instead of recomputed; it reads member ids
+    # only through Kafka's member order and as the result's keys, so one member's leave
+    # stands for another's when the members that remain look alike (`_Simulator.leave`).
+    assignor = assignor_factory()
     sim = _Simulator(
         spec,
-        assignor_factory(),
+        assignor,
         planned,
-        cooperative=strategy in COOPERATIVE if cooperative is None else cooperative,
-        stateless=strategy in STATELESS if stateless is None else stateless,
+        cooperative=is_cooperative(assignor) if cooperative is None else cooperative,
+        stateless=assignor.stateless if stateless is None else stateless,
         lags=lags,
         shortcuts=shortcuts,
     )

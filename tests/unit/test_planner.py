@@ -5,6 +5,7 @@ from __future__ import annotations
 import logging
 
 import pytest
+from helpers.assignors import EagerAssignor
 
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
@@ -23,14 +24,14 @@ SPEC = GroupSpec(
 )
 
 
-class Raising:
+class Raising(EagerAssignor):
     name = "boom"
 
     def assign(self, spec: GroupSpec) -> Assignment:
         raise RuntimeError("plugin exploded")
 
 
-class Invalid:
+class Invalid(EagerAssignor):
     name = "bad"
 
     def assign(self, spec: GroupSpec) -> Assignment:

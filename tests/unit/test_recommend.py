@@ -10,7 +10,6 @@ import pytest
 from assignors.analysis.metrics import balance_metrics
 from assignors.catalog.registry import resolve
 from assignors.model import GroupSpec, Member, TopicMetadata
-from assignors.planner import rebalance
 from assignors.whatif.recommend import (
     DEFAULT_RECOMMEND_FROM,
     RECOMMENDATION_COLUMNS,
@@ -221,7 +220,7 @@ def test_recommendation_over_real_plans(seed: int) -> None:
     c: dict[str, list[dict[str, object]]] = {}
     for s in DEFAULT_RECOMMEND_FROM:
         factory = resolve(s)[1]
-        planned = rebalance(factory(), spec).assignment
+        planned = factory().rebalance(spec).assignment
         m[s] = dict(balance_metrics(spec, planned, None))
         rows, _ = scenario_costs(spec, s, factory, planned)
         c[s] = [dict(r) for r in rows]

@@ -15,22 +15,23 @@ import random
 from dataclasses import replace
 
 import pytest
+from helpers.assignors import EagerAssignor
 
 from assignors.analysis.bounds import best_balance
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import Assignor, resolve
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.planner import plan_group, rebalance
+from assignors.planner import plan_group
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.simulation import (
     SCENARIOS,
-    STATELESS,
     group_scenario_costs,
     run_scenarios,
 )
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
 RACKS = ("r0", "r1", "r2")
+STATELESS = frozenset(s for s in STRATEGIES if resolve(s)[1]().stateless)
 
 
 def random_group(rng: random.Random, look_alike: bool) -> GroupSpec:
@@ -111,7 +112,7 @@ def test_shortcuts_give_the_rows_of_the_full_replay(seed: int, look_alike: bool)
     plans = []
     for strategy in STRATEGIES:
         factory = resolve(strategy)[1]
-        plans.append((strategy, factory, rebalance(factory(), spec).assignment))
+        plans.append((strategy, factory, factory().rebalance(spec).assignment))
     fast = group_scenario_costs(spec, plans, lags=lags, best_max=_best_max)
     full = group_scenario_costs(spec, plans, lags=lags, best_max=_best_max, shortcuts=False)
     assert fast == full
@@ -125,7 +126,7 @@ def test_shortcuts_leave_the_same_groups_behind(seed: int) -> None:
     spec = random_group(rng, look_alike=seed % 2 == 0)
     for strategy in STRATEGIES:
         factory = resolve(strategy)[1]
-        planned = rebalance(factory(), spec).assignment
+        planned = factory().rebalance(spec).assignment
         fast, _ = run_scenarios(spec, strategy, factory, planned)
         full, _ = run_scenarios(spec, strategy, factory, planned, shortcuts=False)
         assert [c.scenario for c in fast] == [c.scenario for c in full]
@@ -145,13 +146,14 @@ def test_shortcuts_leave_the_same_groups_behind(seed: int) -> None:
             assert a.topics == b.topics
 
 
-class Counting:
+class Counting(EagerAssignor):
     """An eager assignor that records the size of every group it is asked to assign."""
 
     name = "counting"
 
     def __init__(self, inner: Assignor, calls: list[int]) -> None:
         self.inner, self.calls = inner, calls
+        self.stateless = inner.stateless  # declared as the assignor it counts
 
     def assign(self, spec: GroupSpec) -> Assignment:
         self.calls.append(len(spec.members))

@@ -13,6 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
+from helpers.assignors import EagerAssignor
 
 from assignors.analysis.metrics import is_valid
 from assignors.catalog.registry import Assignor, resolve
@@ -23,10 +24,9 @@ from assignors.model import (
     TopicMetadata,
     TopicPartition,
 )
-from assignors.planner import rebalance
 from assignors.problems import WARNING, Problem, Reason
+from assignors.protocol import is_cooperative
 from assignors.whatif.simulation import (
-    COOPERATIVE,
     REBALANCE_COST_COLUMNS,
     SCENARIOS,
     CostRow,
@@ -38,6 +38,8 @@ from assignors.whatif.simulation import (
 )
 
 BUILTINS = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform")
+# Declared by each assignor (`assignors.protocol`): cooperative-sticky, uniform, balanced.
+COOPERATIVE = frozenset(s for s in (*BUILTINS, "balanced") if is_cooperative(resolve(s)[1]()))
 COLUMNS = [name for name, _, _ in REBALANCE_COST_COLUMNS]
 
 
@@ -53,7 +55,7 @@ def group(
 
 
 def plan(spec: GroupSpec, strategy: str) -> Assignment:
-    return rebalance(resolve(strategy)[1](), spec).assignment
+    return resolve(strategy)[1]().rebalance(spec).assignment
 
 
 def costs(
@@ -270,7 +272,7 @@ def test_empty_group_and_group_without_topics() -> None:
     assert len(problems2) == 1
 
 
-class Flaky:
+class Flaky(EagerAssignor):
     """Plans a 3-member group with range; fails on any other membership."""
 
     name = "flaky"

@@ -102,6 +102,7 @@ from assignors.model import (
     per_group,
 )
 from assignors.ownership import MAX_ROUNDS, NO_GENERATION, arrivals, effective_generation
+from assignors.protocol import EAGER_AND_COOPERATIVE, EAGER_ONLY, RebalanceProtocol
 from assignors.racks import RackView, group_partition_racks, member_rack, sticky_rack_aware
 from assignors.strategies.sticky.constrained import assign_constrained
 from assignors.strategies.sticky.general import assign_general
@@ -379,6 +380,9 @@ class StickyAssignor:
 
     name: ClassVar[str] = "sticky"
     java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.StickyAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = EAGER_ONLY
+    stateless: ClassVar[bool] = False
+    balances_load: ClassVar[bool] = False
 
     def assign(self, spec: GroupSpec) -> Assignment:
         grp, target = _planned(spec)
@@ -401,6 +405,9 @@ class CooperativeStickyAssignor:
 
     name: ClassVar[str] = "cooperative-sticky"
     java_class: ClassVar[str] = "org.apache.kafka.clients.consumer.CooperativeStickyAssignor"
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = EAGER_AND_COOPERATIVE
+    stateless: ClassVar[bool] = False
+    balances_load: ClassVar[bool] = False
 
     def assign(self, spec: GroupSpec) -> Assignment:
         grp, target = _planned(spec)
