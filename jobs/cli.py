@@ -18,7 +18,7 @@ from jobs.output import OutputError
 from jobs.pipeline import check_strategies, run
 from jobs.schemas import SchemaError
 from jobs.session import build_session
-from jobs.summary import format_summary, needs_attention
+from jobs.summary import format_summary
 
 log = logging.getLogger("planner")
 EXIT_OK = 0
@@ -140,7 +140,7 @@ def _plan(args: argparse.Namespace) -> int:
         log.exception("unexpected failure, nothing written")
         return EXIT_UNEXPECTED
     print(format_summary(result))
-    attention = needs_attention(result.manifest)
+    attention = result.needs_attention()
     if attention:
         log.error("completed, needs attention (exit 3): %s", "; ".join(attention))
         return EXIT_NEEDS_ATTENTION

@@ -21,7 +21,6 @@ import os
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import Any
 
 import numpy as np
 import pyarrow as pa
@@ -30,6 +29,7 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
+from jobs.fs import hadoop_path
 from jobs.schemas import INPUT_TABLES, InputTable, SchemaError, conform, schema_problems
 
 # Arrow types as the contract (Spark SQL) names them, for messages.
@@ -119,17 +119,10 @@ class _TableFiles:
     files: list[_FileInfo] = field(default_factory=list)
 
 
-def _hadoop(spark: SparkSession, path: str) -> tuple[Any, Any]:
-    jvm = spark.sparkContext._jvm
-    assert jvm is not None
-    hpath = jvm.org.apache.hadoop.fs.Path(path)
-    return hpath.getFileSystem(spark.sparkContext._jsc.hadoopConfiguration()), hpath
-
-
 def local_path(spark: SparkSession, path: str) -> str | None:
     """The local path of `path` when Hadoop resolves it to the local file system, else None
     (a path without a scheme is on the cluster's default file system, e.g. HDFS)."""
-    fs, hpath = _hadoop(spark, path)
+    fs, hpath = hadoop_path(spark, path)
     if str(fs.getUri().getScheme()) != "file":
         return None
     return str(fs.makeQualified(hpath).toUri().getPath())
@@ -362,7 +355,7 @@ def _read_remote(
     candidates = [f"{root}/{table.name}", f"{root}/{table.name}.parquet"]
     present = []
     for c in candidates:
-        fs, hpath = _hadoop(spark, c)
+        fs, hpath = hadoop_path(spark, c)
         if fs.exists(hpath):
             visible = [s for s in fs.listStatus(hpath) if not _hidden(str(s.getPath().getName()))]
             present.append((c, bool(visible)))

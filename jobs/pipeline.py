@@ -6,7 +6,6 @@ from __future__ import annotations
 import logging
 import time
 from collections.abc import Callable
-from dataclasses import dataclass, field
 from typing import Any
 
 from pyspark import StorageLevel
@@ -25,8 +24,10 @@ from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic, null_topic_problem
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import WhatIfSettings
-from jobs import io, output
+from jobs import fs, output
 from jobs.config import ConfigError, PlannerConfig
+from jobs.inputs import read_inputs
+from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     CURRENT_ASSIGNMENT,
@@ -77,14 +78,6 @@ def version() -> str:
         return _v("kafka-assignment-planner")
     except Exception:
         return "0.1.0"
-
-
-@dataclass
-class RunResult:
-    manifest: dict[str, Any]
-    summary: list[dict[str, Any]] = field(default_factory=list)
-    # per strategy: rolling-restart paused partitions, groups recommended for (summary.py)
-    whatif: list[dict[str, Any]] = field(default_factory=list)
 
 
 def check_strategies(config: PlannerConfig) -> list[str]:
@@ -321,7 +314,7 @@ def run(
     *,
     force: bool = False,
     report: bool = True,
-) -> RunResult:
+) -> Manifest:
     """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
 
     Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
@@ -334,7 +327,7 @@ def run(
     output_dir = output.normalize(output_dir)
     with output.claim(spark, output_dir, input_dir, force) as target:
         log.info("reading inputs from %s", input_dir)
-        tables = io.read_inputs(spark, input_dir)
+        tables = read_inputs(spark, input_dir)
         input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
@@ -374,38 +367,38 @@ def run(
                 summary = strategy_summary(written["balance_metrics"])
                 whatif = whatif_summary(written["rebalance_costs"], written["recommendations"])
                 log.info("tables written after %.1f s", time.monotonic() - started)
-                manifest = {
-                    "version": version(),
-                    "ds": ds,
-                    "input": input_dir,
-                    "output": output_dir,
-                    "strategies": protocols,
-                    "config": config.as_dict(),
-                    "input_rows": input_rows,
-                    "output_rows": {t: counts[t] for t, _ in OUTPUT_TABLES.values()},
-                    "topics": len(catalog),
-                    "groups": {
-                        # the UDF writes one elections row per input group (group_id not null)
-                        "input": counts["elections"],
-                        "planned": counts["planned_groups"],
-                        "rejected": counts["rejected_groups"],
-                    },
-                    "planned_by_strategy": planned_by_strategy(protocols, summary),
-                    "rejected_by_reason": counts["by_reason"],
-                    "spark_version": spark.version,
-                    "duration_seconds": round(time.monotonic() - started, 3),
-                }
-                manifest["report"] = _write_report(spark, tmp, manifest) if report else None
-                io.write_json(spark, f"{tmp}/{output.MANIFEST}", manifest)
+                manifest = Manifest(
+                    version=version(),
+                    ds=ds,
+                    input=input_dir,
+                    output=output_dir,
+                    strategies=protocols,
+                    config=config.as_dict(),
+                    input_rows=input_rows,
+                    output_rows={t: counts[t] for t, _ in OUTPUT_TABLES.values()},
+                    topics=len(catalog),
+                    # the UDF writes one elections row per input group (group_id not null)
+                    groups=GroupCounts(
+                        counts["elections"], counts["planned_groups"], counts["rejected_groups"]
+                    ),
+                    planned_by_strategy=planned_by_strategy(protocols, summary),
+                    rejected_by_reason=counts["by_reason"],
+                    spark_version=spark.version,
+                    duration_seconds=round(time.monotonic() - started, 3),
+                    summary=summary,
+                    whatif=whatif,
+                )
+                manifest.report = _write_report(spark, tmp, manifest) if report else None
+                fs.write_json(spark, f"{tmp}/{MANIFEST_FILE}", manifest.to_json())
         finally:
             small.unpersist()
             wide.unpersist()
             catalog_bc.unpersist()
-    return RunResult(manifest, summary, whatif)
+    return manifest
 
 
-def _write_report(spark: SparkSession, tmp: str, manifest: dict[str, Any]) -> str | None:
-    """report.html beside the tables (issue 12); its name, or None when it cannot be built.
+def _write_report(spark: SparkSession, tmp: str, manifest: Manifest) -> str | None:
+    """report.html beside the tables; its name, or None when it cannot be built.
 
     The report is for people, the tables are the product: a driver without the plotting
     packages (`pip install '.[report]'`) still writes every table, and says why no page.

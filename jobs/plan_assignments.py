@@ -18,10 +18,11 @@ if __package__ in (None, ""):  # run as a script by spark-submit: make `jobs` im
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jobs.cli import main, parse_args
-from jobs.pipeline import RunResult, run
+from jobs.manifest import Manifest
+from jobs.pipeline import run
 from jobs.summary import format_summary
 
-__all__ = ["RunResult", "format_summary", "main", "parse_args", "run"]
+__all__ = ["Manifest", "format_summary", "main", "parse_args", "run"]
 
 if __name__ == "__main__":
     sys.exit(main())

@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-if TYPE_CHECKING:
-    from jobs.pipeline import RunResult
+from jobs.manifest import MANIFEST_FILE, Manifest
 
 
 def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
@@ -77,47 +76,24 @@ def format_whatif(rows: list[dict[str, Any]]) -> list[str]:
     return lines
 
 
-INTERNAL_ERROR = "INTERNAL_ERROR"
-
-
-def needs_attention(manifest: dict[str, Any]) -> list[str]:
-    """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""
-    reasons = []
-    planned = manifest.get("planned_by_strategy", {})
-    if manifest["groups"]["planned"] == 0 or (planned and not any(planned.values())):
-        reasons.append(
-            f"nothing was planned: 0 (group, strategy) units from {manifest['groups']['input']}"
-            " input groups; see the rejected table"
-        )
-    internal = sum(
-        n for key, n in manifest["rejected_by_reason"].items() if key.endswith(f":{INTERNAL_ERROR}")
-    )
-    if internal:
-        reasons.append(
-            f"{internal} {INTERNAL_ERROR} rows: a built-in assignor failed (a bug; see the log)"
-        )
-    return reasons
-
-
-def format_summary(result: RunResult) -> str:
-    m = result.manifest
-    g = m["groups"]
-    attention = needs_attention(m)
+def format_summary(m: Manifest) -> str:
+    g = m.groups
+    attention = m.needs_attention()
     banner = [f"!!! NEEDS ATTENTION (exit 3): {reason}" for reason in attention]
     lines = [
         *([*banner, ""] if banner else []),
-        f"planned {g['planned']} of {g['input']} groups ({g['rejected']} rejected);"
-        f" {m['output_rows']['rejected']} rejected rows"
+        f"planned {g.planned} of {g.input} groups ({g.rejected} rejected);"
+        f" {m.output_rows['rejected']} rejected rows"
         + (
-            " (" + ", ".join(f"{k}={v}" for k, v in m["rejected_by_reason"].items()) + ")"
-            if m["rejected_by_reason"]
+            " (" + ", ".join(f"{k}={v}" for k, v in m.rejected_by_reason.items()) + ")"
+            if m.rejected_by_reason
             else ""
         ),
         "",
         f"{'strategy':<20} {'groups':>8} {'partitions':>11} {'balanced':>9} {'worst spread':>13}"
         f" {'moved':>9} {'idle members':>13} {'max member lag':>15}",
     ]
-    for s in result.summary:
+    for s in m.summary:
         moved = "-" if s["moved"] is None else str(s["moved"])
         lag = s.get("max_member_lag")
         lines.append(
@@ -125,14 +101,14 @@ def format_summary(result: RunResult) -> str:
             f" {100 * (s['fully_balanced_share'] or 0):>8.1f}% {s['worst_spread'] or 0:>13}"
             f" {moved:>9} {s['idle_members'] or 0:>13} {'-' if lag is None else lag:>15}"
         )
-    lines += format_whatif(result.whatif)
-    out = m["output"]
+    lines += format_whatif(m.whatif)
+    out = m.output
     lines += [
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
         f" {out}/elections, {out}/rejected, {out}/rebalance_costs, {out}/recommendations,"
-        f" {out}/_manifest.json",
-        *([f"report: {out}/{m['report']}"] if m.get("report") else []),
+        f" {out}/{MANIFEST_FILE}",
+        *([f"report: {out}/{m.report}"] if m.report else []),
         *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)

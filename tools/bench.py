@@ -34,8 +34,9 @@ from typing import Any
 from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
-from jobs import io, output
+from jobs import fs, output
 from jobs.config import PlannerConfig, load_config
+from jobs.inputs import read_table
 from jobs.pipeline import run, sorted_for_write
 from jobs.schemas import INPUT_TABLES, OUTPUT_TABLES
 from jobs.session import build_session
@@ -47,7 +48,7 @@ def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, 
           strategies: tuple[str, ...], files: int) -> None:  # fmt: skip
     """Read every input table fully, then write `rows[table]` synthetic rows per table."""
     for source in INPUT_TABLES:
-        df = io.read_table(spark, input_dir, source)
+        df = read_table(spark, input_dir, source)
         if df is not None:
             df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
     with output.atomic_output(spark, output_dir) as tmp:
@@ -57,7 +58,7 @@ def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, 
             if table == "assignments":
                 writer = writer.partitionBy("strategy")
             writer.parquet(f"{tmp}/{table}")
-        io.write_json(spark, f"{tmp}/_manifest.json", {"floor": True})
+        fs.write_json(spark, f"{tmp}/_manifest.json", {"floor": True})
 
 
 def _synthetic(spark: SparkSession, n: int, fields: Any, strategies: tuple[str, ...]) -> DataFrame:
@@ -121,7 +122,7 @@ def big_group(args: argparse.Namespace) -> None:
     spark.sparkContext.setLogLevel("ERROR")
     t = time.monotonic()
     with WorkerMemory() as memory:
-        manifest = run(spark, str(estate), str(args.work / "out-big-group"), config).manifest
+        manifest = run(spark, str(estate), str(args.work / "out-big-group"), config).to_json()
     seconds = time.monotonic() - t
     print(json.dumps({"groups": manifest["groups"], "output_rows": manifest["output_rows"]}))
     print(
@@ -162,7 +163,7 @@ def what_if(args: argparse.Namespace) -> None:
             result = run(spark, str(estate), out, c, report=False)
             times[name].append(time.monotonic() - t)
             if name == "scenarios":
-                manifest = result.manifest
+                manifest = result.to_json()
         print(f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items()))
     with_s, without = (statistics.median(times[k]) for k in ("scenarios", "plan_only"))
     summary = {
@@ -242,7 +243,7 @@ def main(argv: list[str] | None = None) -> None:
     manifest: dict[str, Any] = {}
     for i in range(args.repeat):
         t = time.monotonic()
-        manifest = run(spark, str(estate), out_job, config, report=False).manifest
+        manifest = run(spark, str(estate), out_job, config, report=False).to_json()
         job_times.append(time.monotonic() - t)
         t = time.monotonic()
         floor(spark, str(estate), out_floor, manifest["output_rows"], config.strategies,

@@ -15,7 +15,7 @@ import pytest
 from chispa import assert_df_equality
 from estate_builders import member, write_estate
 
-from jobs import io
+from jobs import fs
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.schemas import SchemaError
@@ -113,7 +113,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         "recommendations": 2,
     }
     assert manifest["input_rows"]["current_assignment"] is None
-    assert result.manifest == manifest
+    assert result.to_json() == manifest
     assert not list(tmp_path.glob(".out.__*")), "temporary directories must not remain"
 
 
@@ -163,7 +163,7 @@ def test_broken_topic_rejects_only_its_subscribers(spark, tmp_path: Path) -> Non
         (None, "neg", "NEGATIVE_PARTITION", "error"),
         (None, "ok", "DUPLICATE_PARTITION", "warning"),
     }
-    assert result.manifest["groups"] == {"input": 3, "planned": 1, "rejected": 2}
+    assert result.to_json()["groups"] == {"input": 3, "planned": 1, "rejected": 2}
 
 
 def read_all(spark, out: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def]
@@ -246,7 +246,7 @@ def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeyp
     def fail(*args: Any, **kwargs: Any) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(io, "write_json", fail)
+    monkeypatch.setattr(fs, "write_json", fail)
     with pytest.raises(OSError, match="disk full"):
         run(spark, str(estate), str(out), PlannerConfig(strategies=("roundrobin",)))
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
@@ -366,7 +366,7 @@ def test_bad_rows_become_rejected_rows(spark, tmp_path: Path) -> None:  # type: 
         for r in spark.read.parquet(str(out / "elections")).collect()
     }
     assert elections == {"g": ("range", None), "lost": (None, "NOT_PLANNED")}
-    assert result.manifest["groups"] == {"input": 2, "planned": 1, "rejected": 1}
+    assert result.to_json()["groups"] == {"input": 2, "planned": 1, "rejected": 1}
     rows = spark.read.parquet(str(out / "assignments")).where("strategy = 'range'").collect()
     assert sorted((r["member_id"], r["partition"], r["group_instance_id"]) for r in rows) == [
         ("a", 0, None),

@@ -18,9 +18,9 @@ from typing import Any
 import pytest
 from estate_builders import member, write_estate
 
-from jobs import output
-from jobs.plan_assignments import RunResult, main
-from jobs.summary import needs_attention
+from jobs import fs
+from jobs.output import swap
+from jobs.plan_assignments import Manifest, main
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -217,7 +217,7 @@ def test_a_failed_swap_keeps_the_previous_output(  # type: ignore[no-untyped-def
             raise OSError(16, "Device or resource busy", str(src))
         real_rename(src, dst)
 
-    monkeypatch.setattr(output, "_exchange", no_exchange)
+    monkeypatch.setattr(fs, "exchange", no_exchange)
     monkeypatch.setattr(os, "rename", refuse_moving_the_output)
     code, _ = plan("--input", estate, "--output", out, "--strategies", "roundrobin", capsys=capsys)
     assert code == 2
@@ -237,7 +237,7 @@ def test_the_output_path_never_vanishes_during_a_rerun(spark, tmp_path: Path, ca
     probe_a, probe_b = tmp_path / "a", tmp_path / "b"
     probe_a.mkdir()
     probe_b.mkdir()
-    if not output._exchange(str(probe_a), str(probe_b)):
+    if not fs.exchange(str(probe_a), str(probe_b)):
         pytest.skip("no renameat2(RENAME_EXCHANGE) here: the swap is two renames")
     missing: list[int] = []
     done = threading.Event()
@@ -347,12 +347,12 @@ def test_internal_errors_exit_3(monkeypatch, tmp_path: Path, capsys) -> None:  #
         "output": str(tmp_path / "out"),
     }
     monkeypatch.setattr(jobs.cli, "build_session", lambda config: None)
-    monkeypatch.setattr(jobs.cli, "run", lambda *a, **k: RunResult(manifest, []))
+    monkeypatch.setattr(jobs.cli, "run", lambda *a, **k: Manifest.from_json(manifest))
     code, text = plan("--input", tmp_path, "--output", tmp_path / "out", "--strategies",
                       "range,sticky", capsys=capsys)  # fmt: skip
     assert code == 3
     assert "NEEDS ATTENTION (exit 3): 1 INTERNAL_ERROR rows" in text
-    assert needs_attention({**manifest, "rejected_by_reason": {}}) == []
+    assert Manifest.from_json({**manifest, "rejected_by_reason": {}}).needs_attention() == []
 
 
 def test_a_normal_run_counts_planned_units_and_prints_no_double_slash(  # type: ignore[no-untyped-def]
@@ -424,7 +424,7 @@ def test_hadoop_file_systems_get_the_same_claim_lock_and_swap(  # type: ignore[n
     spark, tmp_path: Path, monkeypatch, caplog, capsys
 ) -> None:
     """Paths that are not local go through Hadoop's FileSystem; exercised here on file: URIs."""
-    monkeypatch.setattr(output._Place, "local", property(lambda self: False))
+    monkeypatch.setattr(swap.Place, "local", property(lambda self: False))
     estate = small_estate(tmp_path / "in")
     out = tmp_path / "out"
     assert plan("--input", estate, "--output", out, "--strategies", "range", capsys=capsys)[0] == 0

@@ -90,7 +90,7 @@ def planned(spark, tmp_path_factory) -> tuple[Path, dict[str, Any]]:  # type: ig
     estate = write_estate(root / "in", topics, members, owned)
     out = root / "out"
     result = run(spark, str(estate), str(out), PlannerConfig(strategies=STRATEGIES))
-    return out, result.manifest
+    return out, result.to_json()
 
 
 def assignment(spark, out: Path, strategy: str, group: str) -> dict[str, list[str]]:  # type: ignore[no-untyped-def]

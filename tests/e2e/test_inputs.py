@@ -322,7 +322,7 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
     spark, tmp_path: Path, monkeypatch
 ) -> None:
     """HDFS or an object store: no pyarrow checks, Spark merges the part files' schemas."""
-    from jobs import inputs, io
+    from jobs import inputs
     from jobs.schemas import SchemaError
 
     monkeypatch.setattr(inputs, "local_path", lambda spark, path: None)
@@ -337,7 +337,7 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
         }
     ).to_parquet(root / "subscriptions" / "part-0.parquet")
     try:
-        tables = io.read_inputs(spark, str(root))
+        tables = inputs.read_inputs(spark, str(root))
         rows = sorted(
             (r["group_id"], r["member_id"], r["generation"])
             for r in tables["subscriptions"].collect()  # type: ignore[union-attr]
@@ -353,24 +353,24 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
     with pytest.raises(
         SchemaError, match=r"column 'generation' in .*part-1.parquet has the non-integral value 1.5"
     ):
-        io.read_inputs(spark, str(root))
+        inputs.read_inputs(spark, str(root))
 
     pq.write_table(
         pa.table({"topic": ["u"], "partition": ["0"]}), root / "topic_partitions" / "x.parquet"
     )
     with pytest.raises(SchemaError, match=r"topic_partitions: cannot read Parquet at .*MERGE"):
-        io.read_inputs(spark, str(root))
+        inputs.read_inputs(spark, str(root))
 
 
 def test_an_empty_table_written_by_pandas_reads_as_empty(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """pandas types every column of an empty frame `null`: with no rows, that is no problem."""
-    from jobs import io
+    from jobs import inputs
 
     root = good_estate(tmp_path / "in")
     empty = pd.DataFrame({"group_id": [], "member_id": [], "topic": [], "partition": []})
     empty.astype(object).to_parquet(root / "current_assignment.parquet")
     assert pq.read_schema(root / "current_assignment.parquet").field("group_id").type == pa.null()
-    frame = io.read_inputs(spark, str(root))["current_assignment"]
+    frame = inputs.read_inputs(spark, str(root))["current_assignment"]
     assert frame is not None
     assert frame.count() == 0
     assert [(f.name, f.dataType.simpleString()) for f in frame.schema.fields] == [

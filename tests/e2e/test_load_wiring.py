@@ -198,7 +198,7 @@ def test_load_metrics_match_a_plain_python_recomputation(spark, tmp_path: Path) 
     strategies = ("range", "roundrobin", "sticky", "balanced")
     config = PlannerConfig(strategies=strategies, buckets=4, output_files=1)
     result = run(spark, str(estate), str(tmp_path / "out"), config)
-    groups = result.manifest["groups"]
+    groups = result.to_json()["groups"]
     assert groups["input"] == groups["planned"] + groups["rejected"] == 60
 
     assignments = _read(spark, tmp_path / "out", "assignments")
@@ -274,7 +274,7 @@ def test_bad_load_input_is_reported_and_planned_around(spark, tmp_path: Path) ->
     write(_tables(rows, members, offsets), tmp_path / "in", files=1)
     config = PlannerConfig(strategies=("range", "balanced"), buckets=3, output_files=1)
     result = run(spark, str(tmp_path / "in"), str(tmp_path / "out"), config)
-    groups = result.manifest["groups"]
+    groups = result.to_json()["groups"]
     assert (groups["input"], groups["planned"], groups["rejected"]) == (2, 2, 0)
 
     rejected = _read(spark, tmp_path / "out", "rejected")

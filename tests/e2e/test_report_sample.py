@@ -34,7 +34,7 @@ def sample_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     result = run(
         spark, str(base / "in"), str(out), PlannerConfig(strategies=STRATEGIES), ds="2026-11-23"
     )
-    path = write_report(spark, str(out), result.manifest)
+    path = write_report(spark, str(out), result)
     return out, Path(path).read_text(encoding="utf-8")
 
 
@@ -88,3 +88,24 @@ def test_module_entry_point_refuses_a_missing_directory(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert "no such output directory" in done.stderr
     assert not (tmp_path / "nope").exists()
+
+
+def test_module_entry_point_refuses_a_folder_that_is_not_a_planner_output(
+    tmp_path: Path,
+) -> None:
+    snapshot = tmp_path / "snapshot"
+    snapshot.mkdir()
+    (snapshot / "subscriptions.parquet").write_bytes(b"not a planner output")
+    env = {**os.environ, "PYSPARK_PYTHON": sys.executable, "PLANNER_MASTER": "local[1]"}
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.report", str(snapshot)],
+        cwd=REPO,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "is not a planner output (no _manifest.json)" in done.stderr
+    assert sorted(p.name for p in snapshot.iterdir()) == ["subscriptions.parquet"]

@@ -25,7 +25,9 @@ pytest.importorskip("jinja2", reason="the report needs the `report` dependency g
 from pyspark.sql import types as T
 
 from assignors.analysis.metrics import METRIC_COLUMNS
-from jobs.report import REPORT_FILE, SCENARIOS, WORST_GROUPS, write_report
+from assignors.whatif.simulation import SCENARIOS
+from jobs.report import REPORT_FILE, write_report
+from jobs.report.tables import WORST_GROUPS
 
 pytestmark = pytest.mark.spark
 

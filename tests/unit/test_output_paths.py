@@ -1,4 +1,4 @@
-"""Pure path rules of jobs/output.py (no JVM)."""
+"""Pure path rules of jobs/output and jobs/fs.py (no JVM)."""
 
 from __future__ import annotations
 
@@ -7,8 +7,9 @@ from pathlib import Path
 
 import pytest
 
-from jobs import output
-from jobs.output import _Place, normalize
+from jobs import fs
+from jobs.output import lock, normalize
+from jobs.output.swap import Place
 
 
 @pytest.mark.parametrize(
@@ -31,14 +32,14 @@ def test_normalize_drops_trailing_slashes(given: str, expected: str) -> None:
     ],
 )
 def test_overlap_is_by_path_components(a: str, b: str, overlap: bool) -> None:
-    pa, pb = _Place("file", "", a), _Place("file", "", b)
+    pa, pb = Place("file", "", a), Place("file", "", b)
     assert pa.overlaps(pb) is overlap
     assert pb.overlaps(pa) is overlap
 
 
 def test_overlap_needs_the_same_file_system() -> None:
-    assert not _Place("hdfs", "nn:8020", "/data").overlaps(_Place("file", "", "/data"))
-    assert not _Place("hdfs", "a:8020", "/data").overlaps(_Place("hdfs", "b:8020", "/data"))
+    assert not Place("hdfs", "nn:8020", "/data").overlaps(Place("file", "", "/data"))
+    assert not Place("hdfs", "a:8020", "/data").overlaps(Place("hdfs", "b:8020", "/data"))
 
 
 def test_exchange_swaps_two_directories_in_one_step(tmp_path: Path) -> None:
@@ -47,7 +48,7 @@ def test_exchange_swaps_two_directories_in_one_step(tmp_path: Path) -> None:
     b.mkdir()
     (a / "from-a").touch()
     (b / "from-b").touch()
-    if not output._exchange(str(a), str(b)):
+    if not fs.exchange(str(a), str(b)):
         pytest.skip("no renameat2(RENAME_EXCHANGE) on this system")
     assert os.listdir(a) == ["from-b"]
     assert os.listdir(b) == ["from-a"]
@@ -58,7 +59,7 @@ def test_a_local_rename_never_replaces_its_target(tmp_path: Path) -> None:
     src.mkdir()
     dst.mkdir()
     with pytest.raises(FileExistsError):
-        output._LocalFs().rename(str(src), str(dst))
+        fs.LocalFs().rename(str(src), str(dst))
     assert src.exists()
 
 
@@ -73,5 +74,5 @@ def test_a_local_rename_never_replaces_its_target(tmp_path: Path) -> None:
 def test_only_a_dead_pid_on_this_host_is_stale(holder: dict[str, object], stale: bool) -> None:
     import socket
 
-    assert output._is_stale({**holder, "host": socket.gethostname()}) is stale
-    assert output._is_stale({**holder, "host": "another-host.invalid"}) is False
+    assert lock._is_stale({**holder, "host": socket.gethostname()}) is stale
+    assert lock._is_stale({**holder, "host": "another-host.invalid"}) is False

@@ -8,7 +8,7 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="the report needs the `report` dependency group")
 
-from jobs import report_charts as charts
+from jobs.report import charts
 
 STRATEGIES = ["range", "roundrobin", "cooperative-sticky"]
 

@@ -1,0 +1,108 @@
+"""The run's manifest (`_manifest.json`): what was read, planned and written, typed.
+
+The pipeline builds it, the console summary, the report and the CLI read it; `to_json` is the
+file's content (the console figures `summary` and `whatif` are not written).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from assignors.problems import Reason
+
+MANIFEST_FILE = "_manifest.json"
+INTERNAL_ERROR = Reason.INTERNAL_ERROR.value
+
+
+@dataclass(frozen=True)
+class GroupCounts:
+    """Input groups = planned + rejected (a group-level error)."""
+
+    input: int
+    planned: int
+    rejected: int
+
+
+@dataclass
+class Manifest:
+    version: str
+    ds: str | None
+    input: str
+    output: str
+    strategies: list[str]
+    config: dict[str, Any]
+    input_rows: dict[str, int | None]
+    output_rows: dict[str, int]
+    topics: int
+    groups: GroupCounts
+    planned_by_strategy: dict[str, int]
+    rejected_by_reason: dict[str, int]
+    spark_version: str
+    duration_seconds: float
+    report: str | None = None
+    # console figures, not written: per strategy (`jobs.summary`)
+    summary: list[dict[str, Any]] = field(default_factory=list)
+    whatif: list[dict[str, Any]] = field(default_factory=list)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "version": self.version,
+            "ds": self.ds,
+            "input": self.input,
+            "output": self.output,
+            "strategies": self.strategies,
+            "config": self.config,
+            "input_rows": self.input_rows,
+            "output_rows": self.output_rows,
+            "topics": self.topics,
+            "groups": {
+                "input": self.groups.input,
+                "planned": self.groups.planned,
+                "rejected": self.groups.rejected,
+            },
+            "planned_by_strategy": self.planned_by_strategy,
+            "rejected_by_reason": self.rejected_by_reason,
+            "spark_version": self.spark_version,
+            "duration_seconds": self.duration_seconds,
+            "report": self.report,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> Manifest:
+        """A manifest read back from `_manifest.json` (keys a newer run adds are ignored)."""
+        return cls(
+            version=str(data.get("version", "")),
+            ds=data.get("ds"),
+            input=str(data.get("input", "")),
+            output=str(data.get("output", "")),
+            strategies=list(data.get("strategies") or []),
+            config=dict(data.get("config") or {}),
+            input_rows=dict(data.get("input_rows") or {}),
+            output_rows=dict(data.get("output_rows") or {}),
+            topics=int(data.get("topics") or 0),
+            groups=GroupCounts(**(data.get("groups") or {"input": 0, "planned": 0, "rejected": 0})),
+            planned_by_strategy=dict(data.get("planned_by_strategy") or {}),
+            rejected_by_reason=dict(data.get("rejected_by_reason") or {}),
+            spark_version=str(data.get("spark_version", "")),
+            duration_seconds=float(data.get("duration_seconds") or 0.0),
+            report=data.get("report"),
+        )
+
+    def needs_attention(self) -> list[str]:
+        """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""
+        reasons = []
+        planned = self.planned_by_strategy
+        if self.groups.planned == 0 or (planned and not any(planned.values())):
+            reasons.append(
+                f"nothing was planned: 0 (group, strategy) units from {self.groups.input}"
+                " input groups; see the rejected table"
+            )
+        internal = sum(
+            n for key, n in self.rejected_by_reason.items() if key.endswith(f":{INTERNAL_ERROR}")
+        )
+        if internal:
+            reasons.append(
+                f"{internal} {INTERNAL_ERROR} rows: a built-in assignor failed (a bug; see the log)"
+            )
+        return reasons

@@ -1,0 +1,258 @@
+"""The page's context: every section from the aggregates, or a note that its data is absent."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from pyspark.sql import DataFrame, SparkSession
+from pyspark.sql import functions as F
+
+from assignors.problems import NOT_PLANNED
+from assignors.whatif.simulation import SCENARIOS
+from jobs.manifest import MANIFEST_FILE, Manifest
+from jobs.report.aggregates import (
+    distribution,
+    elected_mix,
+    load_imbalance,
+    overview,
+    rebalance_costs,
+    recommendation_mix,
+    rejected_by_reason,
+    worst_groups,
+)
+from jobs.report.tables import (
+    GAP_BINS,
+    LOAD_COLUMNS,
+    MAX_BINS,
+    WORST_GROUPS,
+    absent_column,
+    absent_table,
+    has,
+    read_tables,
+    strategy_order,
+)
+
+# ---- the page -----------------------------------------------------------------------------
+
+
+def build_context(
+    spark: SparkSession, output_dir: str, manifest: Manifest | None
+) -> dict[str, Any]:
+    """Every figure of the page, from the output tables (small aggregates only)."""
+    t = read_tables(spark, output_dir)
+    metrics, elections, rejected = t["balance_metrics"], t["elections"], t["rejected"]
+    costs, recs = t["rebalance_costs"], t["recommendations"]
+    ctx: dict[str, Any] = {
+        # the manifest's output path: the pipeline may write the page into a temporary dir
+        "output_dir": (manifest.output if manifest is not None else "") or output_dir,
+        "notes": {},
+        "charts": {},
+        "overview": None,
+        "has_gap": False,
+        "has_racks": False,
+        "gap_column": "balance_gap",
+        "load": {},
+        "costs": None,
+        "recommendations": None,
+        "worst": None,
+        "worst_basis": "",
+        "worst_limit": WORST_GROUPS,
+    }
+    notes: dict[str, list[str]] = ctx["notes"]
+    present = (
+        [r["strategy"] for r in metrics.select("strategy").distinct().collect()]
+        if metrics is not None
+        else (list(manifest.strategies) if manifest is not None else [])
+    )
+    ctx["strategies"] = strategy_order(manifest, present)
+    ctx["header"] = _header(manifest, elections, rejected, notes)
+    _balance_section(ctx, metrics, recs, notes)
+    _cost_section(ctx, costs, notes)
+    _recommendation_section(ctx, recs, notes)
+    _worst_section(ctx, metrics, elections, recs, notes)
+    ctx["rejected"] = rejected_by_reason(rejected) if rejected is not None else None
+    ctx["rejected_has_strategy"] = has(rejected, "strategy")
+    if rejected is None:
+        notes.setdefault("rejected", []).append(absent_table("rejected"))
+    elif not has(rejected, "strategy"):
+        notes.setdefault("rejected", []).append(
+            absent_column("rejected", "strategy") + " Every row concerns a whole group or topic."
+        )
+    ctx["elected"] = elected_mix(elections) if elections is not None else None
+    if elections is None:
+        notes.setdefault("elected", []).append(absent_table("elections"))
+    return ctx
+
+
+def _worst_section(
+    ctx: dict[str, Any],
+    metrics: DataFrame | None,
+    elections: DataFrame | None,
+    recs: DataFrame | None,
+    notes: dict[str, list[str]],
+) -> None:
+    worst = notes.setdefault("worst", [])
+    if metrics is None:
+        worst.append(absent_table("balance_metrics"))
+        return
+    ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    if recs is None:
+        worst.append(absent_table("recommendations") + " (recommended strategy column)")
+    if not has(metrics, "balance_gap"):
+        worst.append(
+            absent_column("balance_metrics", "balance_gap") + " Ranked by partition_spread instead."
+        )
+
+
+def _header(
+    manifest: Manifest | None,
+    elections: DataFrame | None,
+    rejected: DataFrame | None,
+    notes: dict[str, list[str]],
+) -> dict[str, Any]:
+    m = manifest.to_json() if manifest is not None else {}
+    groups = dict(m.get("groups") or {})
+    if not groups and elections is not None:
+        total = elections.count()
+        not_planned = elections.where(F.col("error") == NOT_PLANNED).count()
+        groups = {"input": total, "planned": total - not_planned, "rejected": not_planned}
+    if manifest is None:
+        notes.setdefault("header", []).append(
+            f"No {MANIFEST_FILE} in this output: run details are unknown; group counts come "
+            "from the elections table."
+        )
+    rejected_rows = (m.get("output_rows") or {}).get("rejected")
+    if rejected_rows is None and rejected is not None:
+        rejected_rows = rejected.count()
+    return {
+        "ds": m.get("ds"),
+        "input": m.get("input"),
+        "version": m.get("version"),
+        "spark_version": m.get("spark_version"),
+        "duration": m.get("duration_seconds"),
+        "groups": groups,
+        "rejected_rows": rejected_rows,
+        "input_rows": m.get("input_rows") or {},
+        "output_rows": m.get("output_rows") or {},
+        "topics": m.get("topics"),
+    }
+
+
+def _balance_section(
+    ctx: dict[str, Any],
+    metrics: DataFrame | None,
+    recs: DataFrame | None,
+    notes: dict[str, list[str]],
+) -> None:
+    from jobs.report import charts
+
+    order = ctx["strategies"]
+    if metrics is None:
+        notes.setdefault("balance", []).append(absent_table("balance_metrics"))
+        return
+    ctx["overview"] = overview(metrics, recs)
+    if not ctx["overview"]:
+        notes.setdefault("balance", []).append("balance_metrics is empty: no group was planned.")
+    ctx["has_gap"] = has(metrics, "balance_gap")
+    ctx["has_racks"] = has(metrics, "rack_mismatch_count")
+    if recs is None:
+        notes.setdefault("balance", []).append(
+            absent_table("recommendations") + " (groups recommended per strategy)"
+        )
+    gap_col = "balance_gap" if ctx["has_gap"] else "partition_spread"
+    if not ctx["has_gap"]:
+        notes.setdefault("balance", []).append(
+            absent_column("balance_metrics", "balance_gap") + " The gap columns are empty."
+        )
+        notes.setdefault("gap", []).append(
+            absent_column("balance_metrics", "balance_gap")
+            + " This chart shows partition_spread (max - min partitions per member) instead:"
+            " an upper bound of the gap that heterogeneous subscriptions can make unreachable."
+        )
+    ctx["gap_column"] = gap_col
+    gap = distribution(metrics, gap_col, GAP_BINS)
+    with_rows = [s for s in order if s in gap]
+    if with_rows:
+        labels = [b[2] for b in GAP_BINS]
+        if not ctx["has_gap"]:
+            labels[0] = "0"  # a spread of 0 is not "best possible" (the gap's verdict) per se
+        ctx["charts"]["gap"] = charts.gap_chart(with_rows, gap, labels)
+    most = distribution(metrics, "max_partitions_per_member", MAX_BINS)
+    with_rows = [s for s in order if s in most]
+    if with_rows:
+        # only the bins from the first to the last one holding a group
+        used = [i for i in range(len(MAX_BINS)) if any(most[s][i] for s in with_rows)]
+        lo, hi = used[0], used[-1] + 1
+        ctx["charts"]["max"] = charts.heatmap_chart(
+            with_rows,
+            {s: most[s][lo:hi] for s in with_rows},
+            [b[2] for b in MAX_BINS[lo:hi]],
+            "max partitions per member",
+        )
+    ctx["load"] = load_imbalance(metrics)
+    missing = [c for c, _ in LOAD_COLUMNS if not has(metrics, c)]
+    if missing:
+        notes.setdefault("load", []).append(
+            "No " + " or ".join(missing) + " column in balance_metrics in this output."
+        )
+    elif not ctx["load"]:
+        notes.setdefault("load", []).append(
+            "No group has lag or weight figures: the input had no offsets and no weights."
+        )
+    if ctx["load"]:
+        panels: list[tuple[str, Sequence[str], dict[str, list[float | None]]]] = []
+        for label, per in ctx["load"].items():
+            values: dict[str, list[float | None]] = {
+                s: [per[s]["p50"], per[s]["p90"]] if s in per else [None, None] for s in order
+            }
+            panels.append((f"{label} imbalance (max / mean)", ["p50", "p90"], values))
+        ctx["charts"]["load"] = charts.grouped_bars("load", panels, order)
+
+
+def _cost_section(
+    ctx: dict[str, Any], costs: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
+    from jobs.report import charts
+
+    if costs is None:
+        notes.setdefault("costs", []).append(absent_table("rebalance_costs"))
+        return
+    agg = rebalance_costs(costs)
+    scenarios = [s for s in SCENARIOS if any(k[1] == s for k in agg)]
+    scenarios += sorted({k[1] for k in agg} - set(scenarios))
+    order = [s for s in ctx["strategies"] if any(k[0] == s for k in agg)]
+    order += sorted({k[0] for k in agg} - set(order))
+    groups = {s: max((agg[k]["groups"] for k in agg if k[0] == s), default=0) for s in order}
+    has_lag = any(v.get("lag_moved") is not None for v in agg.values())
+    ctx["costs"] = {
+        "scenarios": scenarios,
+        "strategies": order,
+        "cells": agg,
+        "groups": groups,
+        "has_lag": has_lag,
+    }
+    panels = []
+    for column, title in (
+        ("paused_partition_count", "partitions paused (summed over groups)"),
+        ("moved_partition_count", "partitions moved (summed over groups)"),
+    ):
+        if has(costs, column):
+            values = {s: [(agg.get((s, sc)) or {}).get(column) for sc in scenarios] for s in order}
+            panels.append((title, scenarios, values))
+    if panels and scenarios:
+        ctx["charts"]["costs"] = charts.grouped_bars("costs", panels, order)
+
+
+def _recommendation_section(
+    ctx: dict[str, Any], recs: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
+    if recs is None:
+        notes.setdefault("recommend", []).append(absent_table("recommendations"))
+        return
+    if not has(recs, "current_strategy", "recommended_strategy"):
+        notes.setdefault("recommend", []).append(
+            "The recommendations table lacks current_strategy or recommended_strategy."
+        )
+        return
+    ctx["recommendations"] = recommendation_mix(recs)

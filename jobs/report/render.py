@@ -1,0 +1,50 @@
+"""The page itself: the Jinja2 template with inline SVG charts, and number formats."""
+
+from __future__ import annotations
+
+from typing import Any
+
+
+def render(ctx: dict[str, Any]) -> str:
+    """The HTML page for a context built by build_context."""
+    import jinja2
+    from markupsafe import Markup
+
+    from jobs.report import charts
+
+    env = jinja2.Environment(
+        loader=jinja2.PackageLoader("jobs.report", "templates"),
+        autoescape=True,
+        trim_blocks=True,
+        lstrip_blocks=True,
+        keep_trailing_newline=True,
+        undefined=jinja2.StrictUndefined,
+    )
+    env.filters["num"] = _num
+    env.filters["pct"] = _pct
+    # charts are our own SVG (text escaped by matplotlib): trusted markup
+    ctx = dict(ctx)
+    if ctx.get("elected"):
+        colors = charts.strategy_colors(ctx["strategies"])
+        ctx["charts"]["elected"] = charts.count_bars(
+            "elected",
+            [(r["label"], r["count"]) for r in ctx["elected"]],
+            [colors.get(r["elected"] or "", charts.MUTED) for r in ctx["elected"]],
+        )
+    ctx["svg"] = {k: Markup(v) for k, v in ctx["charts"].items()}
+    ctx["colors"] = charts.strategy_colors(ctx["strategies"])
+    return env.get_template("report.html.j2").render(**ctx)
+
+
+def _num(value: Any, digits: int = 0) -> str:
+    if value is None:
+        return "—"
+    if isinstance(value, float) and digits:
+        return f"{value:,.{digits}f}"
+    if isinstance(value, float):
+        return f"{value:,.0f}" if value >= 100 else f"{value:.3g}"
+    return f"{value:,}"
+
+
+def _pct(value: Any) -> str:
+    return "—" if value is None else f"{100 * value:.1f}%"
