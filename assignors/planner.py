@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from functools import partial
 from typing import cast
 
+from assignors import progress
 from assignors.analysis.load import (
     Lags,
     OffsetRow,
@@ -329,6 +330,7 @@ class _Runner:
         """The plan of `strategy`; None (and a problem for `column`, default the strategy's
         protocol) when it failed."""
         label = column or strategy.protocol
+        progress.starting(self.spec.group_id, label, progress.PLAN)
         factory = None
         loads = self.balanced_loads
         if loads is not None and assignor.balances_load:

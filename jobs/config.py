@@ -37,7 +37,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "scenario_max_partitions",
         "recommend_from",
     ),
-    "execution": ("buckets", "output_files"),
+    "execution": ("buckets", "output_files", "group_timeout_s", "group_memory_mb"),
     "spark": (),  # any Spark property
 }
 
@@ -61,6 +61,9 @@ class PlannerConfig:
     scenario_max_members: int = DEFAULT_MAX_MEMBERS
     scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
     recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
+    # the per-group guard of the executors (jobs/guard.py); 0 turns a limit off
+    group_timeout_s: float = 60.0
+    group_memory_mb: int = 2048
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +78,8 @@ class PlannerConfig:
             "scenario_max_members": self.scenario_max_members,
             "scenario_max_partitions": self.scenario_max_partitions,
             "recommend_from": list(self.recommend_from),
+            "group_timeout_s": self.group_timeout_s,
+            "group_memory_mb": self.group_memory_mb,
         }
 
 
@@ -236,7 +241,35 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         source=src,
         balance_by=_balance_by(planner, src),
         **_whatif_settings(planner, src),
+        **_guard_settings(execution, src),
     )
+
+
+# The guard's ranges: a day per group at most; from 64 MiB to 1 TiB per worker's child.
+GROUP_TIMEOUT_RANGE = (0.0, 86_400.0)
+GROUP_MEMORY_RANGE = (64, 1_048_576)
+
+
+def _guard_settings(execution: dict[str, Any], src: str) -> dict[str, Any]:
+    timeout = execution.get("group_timeout_s", PlannerConfig.group_timeout_s)
+    lo, hi = GROUP_TIMEOUT_RANGE
+    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not lo <= timeout <= hi:
+        raise ConfigError(
+            f"{src}: execution.group_timeout_s must be a number of seconds from {lo:g} (no"
+            f" limit) to {hi:g}, got {timeout!r}"
+        )
+    memory = execution.get("group_memory_mb", PlannerConfig.group_memory_mb)
+    lo_mb, hi_mb = GROUP_MEMORY_RANGE
+    if (
+        isinstance(memory, bool)
+        or not isinstance(memory, int)
+        or not (memory == 0 or lo_mb <= memory <= hi_mb)
+    ):
+        raise ConfigError(
+            f"{src}: execution.group_memory_mb must be 0 (no limit) or an integer from {lo_mb}"
+            f" to {hi_mb}, got {memory!r}"
+        )
+    return {"group_timeout_s": float(timeout), "group_memory_mb": memory}
 
 
 def _whatif_settings(planner: dict[str, Any], src: str) -> dict[str, Any]:

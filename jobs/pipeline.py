@@ -26,6 +26,7 @@ from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import WhatIfSettings
 from jobs import fs, output
 from jobs.config import ConfigError, PlannerConfig
+from jobs.guard import GuardSettings
 from jobs.inputs import read_inputs
 from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
 from jobs.schemas import (
@@ -438,6 +439,7 @@ def _planned(
         has_weights=has_weights(catalog_value()),
         balance_by=config.balance_by,
         whatif=whatif_settings(config),
+        guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
     )
     wide = (
         planner_input(subscriptions, current, buckets, offsets)

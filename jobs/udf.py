@@ -10,6 +10,7 @@ path is tested against.
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 import math
@@ -43,6 +44,7 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
+from jobs.guard import GuardSettings, guarded
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,
@@ -61,6 +63,7 @@ from jobs.schemas import (
 KIND_MEMBER, KIND_OWNED = "m", "o"
 KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the members
 DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every PlanContext
+DEFAULT_GUARD = GuardSettings()
 INPUT_COLUMNS = (
     "kind",
     "group_id",
@@ -101,11 +104,23 @@ class PlanContext:
     # What-if rebalances and recommendations of every planned group (the config's defaults
     # unless given); None: neither table.
     whatif: WhatIfSettings | None = DEFAULT_WHATIF
+    # The per-group time and memory guard of the executors (`jobs.guard`).
+    guard: GuardSettings = DEFAULT_GUARD
 
     def __post_init__(self) -> None:
         names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
         catalog = StrategyCatalog.build(names, self.default_strategies)
         object.__setattr__(self, "catalog", catalog)
+
+    def without(self, left_out: frozenset[str]) -> PlanContext:
+        """This context without the strategies `left_out` (protocol names, `elected`)."""
+        names = tuple(s.name for s in self.catalog.strategies if s.protocol not in left_out)
+        elected = self.plan_elected and ELECTED not in left_out
+        return dataclasses.replace(self, strategies=names, plan_elected=elected)
+
+    def is_builtin(self, label: str) -> bool:
+        """Whether the strategy planned under `label` is the planner's own (not a plugin)."""
+        return all(s.builtin for s in self.catalog.strategies if s.protocol == label)
 
 
 def _nullable(col: pd.Series) -> list[Any]:
@@ -192,6 +207,7 @@ def plan_bucket(
     catalog: Mapping[str, TopicStatus],
     ctx: PlanContext,
     isolate_interrupts: bool = False,
+    left_out: Mapping[str, frozenset[str]] | None = None,
 ) -> pd.DataFrame:
     """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
 
@@ -199,9 +215,10 @@ def plan_bucket(
     escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
     groups of the bucket are still planned. `isolate_interrupts` is set on the executors
     only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
-    rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings."""
+    rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings. `left_out`: per group,
+    strategies not to plan (the guard's: they failed that group before)."""
     with _no_cyclic_gc():
-        return _plan_bucket(pdf, catalog, ctx, isolate_interrupts)
+        return _plan_bucket(pdf, catalog, ctx, isolate_interrupts, left_out or {})
 
 
 @contextmanager
@@ -224,6 +241,7 @@ def _plan_bucket(
     catalog: Mapping[str, TopicStatus],
     ctx: PlanContext,
     isolate_interrupts: bool,
+    left_out: Mapping[str, frozenset[str]],
 ) -> pd.DataFrame:
     out = _Output()
     rows = _read_rows(pdf, out)
@@ -235,6 +253,7 @@ def _plan_bucket(
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
         group_offsets = offsets.pop(gid, [])
+        planned = ctx.without(left_out[gid]).catalog if gid in left_out else strategies
         try:
             spec, problems = build_group(
                 gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
@@ -249,10 +268,10 @@ def _plan_bucket(
                 )
                 problems += found
                 plan = plan_group(
-                    spec, strategies, current, isolate_interrupts=isolate_interrupts, load=load
+                    spec, planned, current, isolate_interrupts=isolate_interrupts, load=load
                 )
                 if ctx.whatif is not None:
-                    whatif = group_whatif(spec, plan, strategies, ctx.whatif, lags=load.lags)
+                    whatif = group_whatif(spec, plan, planned, ctx.whatif, lags=load.lags)
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, plan = [internal_error(gid, None, exc)], None
         out.problems(problems)
@@ -357,6 +376,13 @@ class _Output:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
+def problems_frame(problems: list[Problem]) -> pd.DataFrame:
+    """The wide frame of `rejected` rows alone."""
+    out = _Output()
+    out.problems(problems)
+    return out.frame()
+
+
 def _json(row: dict[str, Any]) -> str:
     return _ENCODER.encode(row)
 
@@ -412,7 +438,12 @@ def bucket_function(
     """The function handed to `applyInPandas`; `catalog_value` reads the broadcast lazily."""
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
-        # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
-        return plan_bucket(pdf, catalog_value(), ctx, isolate_interrupts=True)
+        catalog = catalog_value()
+
+        def plan(left_out: Mapping[str, frozenset[str]]) -> pd.DataFrame:
+            # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
+            return plan_bucket(pdf, catalog, ctx, isolate_interrupts=True, left_out=left_out)
+
+        return guarded(plan, ctx.guard, ctx.is_builtin, problems_frame)
 
     return run

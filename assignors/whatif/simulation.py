@@ -78,6 +78,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
+from assignors import progress
 from assignors.catalog.registry import Assignor
 from assignors.model import (
     Assignment,
@@ -787,6 +788,7 @@ def group_scenario_costs(
     rows: list[CostRow] = []
     problems: list[Problem] = []
     for strategy, factory, planned in plans:
+        progress.starting(spec.group_id, strategy, progress.WHATIF)
         more, found = scenario_costs(
             spec,
             strategy,

@@ -1,0 +1,116 @@
+"""The per-group guard (jobs/guard.py): a strategy that kills, hangs or exhausts its worker
+fails only the (group, strategy) it touched, with a rejected row naming it."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pandas as pd
+import pytest
+
+from assignors.inputs.validation import TopicStatus
+from jobs.guard import GuardSettings
+from jobs.udf import (
+    INPUT_COLUMNS,
+    KIND_MEMBER,
+    PlanContext,
+    bucket_function,
+    plan_bucket,
+    split_tables,
+)
+
+TOPICS = {"t": TopicStatus(6)}
+PLUGINS = "helpers.killer_plugins:"
+
+
+def bucket() -> pd.DataFrame:
+    """Three groups; the members of `g-bad` are named so that the killer plugins fail."""
+    rows: list[dict[str, Any]] = []
+    for gid, prefix in (("g-a", "m"), ("g-bad", "bad"), ("g-c", "m")):
+        for i in range(3):
+            rows.append(
+                {"kind": KIND_MEMBER, "group_id": gid, "member_id": f"{prefix}{i}", "topics": ["t"]}
+            )
+    return pd.DataFrame(rows).reindex(columns=list(INPUT_COLUMNS))
+
+
+def plan(plugin: str, guard: GuardSettings) -> dict[str, pd.DataFrame]:
+    ctx = PlanContext(
+        strategies=("range", PLUGINS + plugin, "sticky"),
+        has_current_assignment=False,
+        plan_elected=False,
+        guard=guard,
+    )
+    return split_tables(bucket_function(lambda: TOPICS, ctx)(bucket()))
+
+
+@pytest.mark.parametrize(
+    ("plugin", "guard", "cause"),
+    [
+        ("Exits", GuardSettings(30, 0), "ended its worker with exit code 3"),
+        ("Segfaults", GuardSettings(30, 0), "killed its worker with signal SIGSEGV"),
+        ("Hangs", GuardSettings(1, 0), "did not finish within 1 s"),
+        ("Hogs", GuardSettings(60, 512), "used more than 512 MB of memory"),
+    ],
+)
+def test_a_plugin_that_takes_its_worker_down_fails_only_its_group(
+    plugin: str, guard: GuardSettings, cause: str
+) -> None:
+    tables = plan(plugin, guard)
+    planned = tables["balance_metrics"][["group_id", "strategy"]]
+    units = sorted(map(tuple, planned.itertuples(index=False)))
+    name = plugin.lower()
+    assert units == sorted(
+        [(g, s) for g in ("g-a", "g-bad", "g-c") for s in ("range", "sticky")]
+        + [("g-a", name), ("g-c", name)]
+    )
+    rejected = tables["rejected"]
+    (row,) = rejected.to_dict("records")
+    assert (row["group_id"], row["strategy"], row["severity"]) == ("g-bad", name, "error")
+    assert row["reason"] == "ASSIGNOR_FAILED"
+    assert f"the assignor plugin {name!r} {cause} (plan of group 'g-bad')" in row["detail"]
+
+
+def test_without_a_failure_the_guarded_bucket_equals_the_unguarded_one() -> None:
+    ctx = PlanContext(
+        strategies=("range", "sticky", "cooperative-sticky", "balanced"),
+        has_current_assignment=False,
+        plan_elected=True,
+        guard=GuardSettings(30, 4096),
+    )
+
+    def rows(frame: pd.DataFrame) -> dict[str, list[str]]:
+        return {
+            name: sorted(json.dumps(r, sort_keys=True, default=str) for r in t.to_dict("records"))
+            for name, t in split_tables(frame).items()
+        }
+
+    guarded = bucket_function(lambda: TOPICS, ctx)(bucket())
+    assert rows(guarded) == rows(plan_bucket(bucket(), TOPICS, ctx))
+
+
+def test_a_built_in_assignor_that_hangs_is_an_internal_error(monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    import time
+
+    from assignors.strategies.sticky.assignor import StickyAssignor
+
+    real = StickyAssignor.assign
+
+    def slow(self, spec):  # type: ignore[no-untyped-def]
+        if spec.group_id == "g-bad":
+            time.sleep(3600)
+        return real(self, spec)
+
+    monkeypatch.setattr(StickyAssignor, "assign", slow)
+    tables = plan("Exits", GuardSettings(1, 0))
+    reasons = {(r["group_id"], r["strategy"]): r for r in tables["rejected"].to_dict("records")}
+    hung = reasons[("g-bad", "sticky")]
+    assert hung["reason"] == "INTERNAL_ERROR"
+    assert "the built-in assignor 'sticky' did not finish within 1 s" in hung["detail"]
+    assert reasons[("g-bad", "exits")]["reason"] == "ASSIGNOR_FAILED"
+    planned = set(
+        map(tuple, tables["balance_metrics"][["group_id", "strategy"]].itertuples(index=False))
+    )
+    assert ("g-bad", "range") in planned
+    assert ("g-a", "sticky") in planned
