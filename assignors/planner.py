@@ -356,6 +356,7 @@ class _Runner:
     def _rows(self, name: str, result: Rebalance) -> StrategyPlan:
         spec = self.spec
         assignment = result.assignment
+        progress.starting(spec.group_id, name, progress.METRICS)
         metrics = self._metrics(assignment, result.rounds)
         prev = self.previous or {}
         instance = {m.member_id: m.group_instance_id for m in spec.members}

@@ -1,29 +1,35 @@
-"""Where planning is: a listener told of each (group, strategy, phase) unit as it starts.
+"""Where planning is: listeners told of each (group, strategy, phase) unit as it starts.
 
-The core calls `starting` before it runs a strategy's plan or its what-if replays. Nothing
-listens by default (one call and a test per unit); the job's per-group guard listens, so that
-a unit which hangs, exhausts memory or kills its process is named: the group, the strategy
-and the phase, never just "a worker died".
+The core calls `starting` before it runs a strategy's plan, computes its metrics and bounds,
+or replays its what-if rebalances. Nothing listens by default (one call and a test per unit).
+The job listens twice: its per-group guard, so that a unit which hangs, exhausts memory or
+kills its process is named (the group, the strategy and the phase, never just "a worker
+died"); and its phase clock, which adds up where a run's planning time goes.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 
 Listener = Callable[[str, str, str], None]
 PLAN = "plan"
+METRICS = "metrics and bounds"
 WHATIF = "what-if"
 
-_listener: list[Listener] = []  # at most one; a list so that mypyc keeps it mutable
+_listeners: list[Listener] = []
 
 
-def listen(listener: Listener | None) -> None:
-    """Install `listener` (None: stop listening)."""
-    _listener.clear()
-    if listener is not None:
-        _listener.append(listener)
+@contextmanager
+def listening(listener: Listener) -> Iterator[None]:
+    """`listener` is told of every unit started inside the block."""
+    _listeners.append(listener)
+    try:
+        yield
+    finally:
+        _listeners.remove(listener)
 
 
 def starting(group_id: str, strategy: str, phase: str) -> None:
-    if _listener:
-        _listener[0](group_id, strategy, phase)
+    for listener in _listeners:
+        listener(group_id, strategy, phase)

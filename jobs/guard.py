@@ -3,14 +3,13 @@ only the (group, strategy) it touched.
 
 A bucket is planned in a child process forked from the Python worker. Before each unit of
 work the core announces it (`assignors.progress`: group, strategy, phase), and the child
-passes the announcement to the parent through a pipe. The parent waits for the next
-announcement at most `group_timeout_s`, and watches the child's resident memory against
-`group_memory_mb`. When the child dies (a segfault in a plugin's native library, `os._exit`,
-the kernel's OOM killer) or is stopped for time or memory, the unit it was in is known: the
-bucket is planned again in a fresh child with that strategy left out for that group, and the
-(group, strategy) gets a `rejected` row naming the strategy, the phase and the cause
-(INTERNAL_ERROR for a built-in assignor, ASSIGNOR_FAILED for a plugin). Every other group and
-strategy is planned as usual; only the groups from the failed one on are planned again.
+posts it in shared memory. The parent gives each unit at most `group_timeout_s` and watches
+the child's resident memory against `group_memory_mb`. When the child dies (a segfault in a
+plugin's native library, `os._exit`, the kernel's OOM killer) or is stopped for time or
+memory, the unit it was in is known: the bucket is planned again in a fresh child with that
+strategy left out for that group, and the (group, strategy) gets a `rejected` row naming the
+strategy, the phase and the cause (INTERNAL_ERROR for a built-in assignor, ASSIGNOR_FAILED for
+a plugin). Every other group and strategy of the bucket is planned as usual.
 
 Without `os.fork` (not Linux or macOS) the bucket is planned in the worker itself, unguarded.
 """
@@ -19,10 +18,12 @@ from __future__ import annotations
 
 import contextlib
 import faulthandler
+import mmap
 import os
 import pickle
 import select
 import signal
+import struct
 import tempfile
 import time
 from collections.abc import Callable, Mapping
@@ -32,8 +33,6 @@ import pandas as pd
 
 from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
-
-ProblemsFrame = Callable[[list[Problem]], pd.DataFrame]
 
 POLL_S = 0.2  # how often the parent looks at the child's memory while it waits
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -74,19 +73,18 @@ def guarded(
     plan: Planner,
     settings: GuardSettings,
     builtin: Callable[[str], bool],
-    problems_frame: ProblemsFrame,
-) -> pd.DataFrame:
+) -> tuple[pd.DataFrame, list[Problem]]:
     """Plan a bucket in a child; on a failure, again without the failed (group, strategy),
-    until it completes. `builtin(strategy)` says whose fault a failure is."""
+    until it completes. Returns the frame and a problem per failure; `builtin(strategy)` says
+    whose fault a failure is."""
     if not settings.enabled:
-        return plan({})
+        return plan({}), []
     excluded: dict[str, frozenset[str]] = {}
     failures: list[Failure] = []
     while True:
         outcome = _run_child(plan, excluded, settings)
         if isinstance(outcome, pd.DataFrame):
-            problems = [_problem(f, builtin) for f in failures]
-            return _concat(outcome, problems_frame(problems)) if problems else outcome
+            return outcome, [_problem(f, builtin) for f in failures]
         failures.append(outcome)
         unit = outcome.unit
         left_out = excluded.get(unit.group_id, frozenset())
@@ -98,35 +96,52 @@ def guarded(
 def _run_child(
     plan: Planner, excluded: Mapping[str, frozenset[str]], settings: GuardSettings
 ) -> pd.DataFrame | Failure:
+    # The child writes the unit it is in to shared memory (no system call per unit); the
+    # pipe only tells the parent, by closing, that the child has exited.
+    board = mmap.mmap(-1, _BOARD_BYTES)
     read_fd, write_fd = os.pipe()
     with tempfile.NamedTemporaryFile(prefix="planner-bucket-", suffix=".pkl", delete=False) as f:
         result_path = f.name
     try:
         pid = os.fork()
-        if pid == 0:  # the child: plan, announce each unit, leave the frame in the file
+        if pid == 0:  # the child: plan, post each unit, leave the frame in the file
             os.close(read_fd)
-            _child(plan, excluded, write_fd, result_path)
+            _child(plan, excluded, board, result_path)
         os.close(write_fd)
-        return _watch(pid, read_fd, result_path, settings)
+        return _watch(pid, read_fd, board, result_path, settings)
     finally:
+        board.close()
         with contextlib.suppress(OSError):
             os.close(read_fd)
         with contextlib.suppress(OSError):
             os.unlink(result_path)
 
 
+# The board: a counter (8 bytes), the unit's length (4 bytes), the unit (group, strategy and
+# phase joined by NUL, UTF-8). Group ids longer than the board are cut (the guard's row then
+# names the group by its prefix).
+_BOARD_BYTES = 1 << 20
+_HEAD = struct.Struct("<QI")
+
+
 def _child(
-    plan: Planner, excluded: Mapping[str, frozenset[str]], write_fd: int, result_path: str
+    plan: Planner, excluded: Mapping[str, frozenset[str]], board: mmap.mmap, result_path: str
 ) -> None:
     code = 0
     faulthandler.disable()  # a crash is reported once, by the parent, not as a stack dump
     try:
+        posted = 0
 
-        def announce(group_id: str, strategy: str, phase: str) -> None:
-            os.write(write_fd, pickle.dumps(Unit(group_id, strategy, phase)) + b"\n\0\n")
+        def post(group_id: str, strategy: str, phase: str) -> None:
+            nonlocal posted
+            text = "\0".join((group_id, strategy, phase)).encode("utf-8", "replace")
+            text = text[: _BOARD_BYTES - _HEAD.size]
+            posted += 1
+            board[_HEAD.size : _HEAD.size + len(text)] = text
+            _HEAD.pack_into(board, 0, posted, len(text))
 
-        progress.listen(announce)
-        frame = plan(excluded)
+        with progress.listening(post):
+            frame = plan(excluded)
         with open(result_path, "wb") as out:
             pickle.dump(frame, out, protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException:  # the parent reports the unit; the child must never return
@@ -135,36 +150,40 @@ def _child(
         os._exit(code)
 
 
-_SEP = b"\n\0\n"
+def _read_board(board: mmap.mmap) -> tuple[int, Unit]:
+    posted, size = _HEAD.unpack_from(board, 0)
+    if posted == 0:
+        return 0, Unit("", "(bucket)", "read")
+    parts = bytes(board[_HEAD.size : _HEAD.size + size]).decode("utf-8", "replace").split("\0")
+    return posted, Unit(*[*parts, "", "", ""][:3])
 
 
 def _watch(
-    pid: int, read_fd: int, result_path: str, settings: GuardSettings
+    pid: int, read_fd: int, board: mmap.mmap, result_path: str, settings: GuardSettings
 ) -> pd.DataFrame | Failure:
-    unit = Unit("", "(bucket)", "read")
-    buffered = b""
+    seen = 0
     deadline = time.monotonic() + settings.timeout_s if settings.timeout_s > 0 else None
     while True:
         wait = POLL_S if deadline is None else max(0.0, min(POLL_S, deadline - time.monotonic()))
         ready, _, _ = select.select([read_fd], [], [], wait)
-        if ready:
-            chunk = os.read(read_fd, 65536)
-            if not chunk:  # the child closed its end: it has exited
-                break
-            buffered += chunk
-            *messages, buffered = buffered.split(_SEP)
-            if messages:
-                unit = pickle.loads(messages[-1])
-                if settings.timeout_s > 0:
-                    deadline = time.monotonic() + settings.timeout_s
+        if ready and not os.read(read_fd, 1):  # closed: the child has exited
+            break
+        posted, _ = _HEAD.unpack_from(board, 0)
+        if posted != seen:  # a new unit started: its own time allowance
+            seen = posted
+            if settings.timeout_s > 0:
+                deadline = time.monotonic() + settings.timeout_s
             continue
         if deadline is not None and time.monotonic() >= deadline:
             _stop(pid)
-            return Failure(unit, f"did not finish within {settings.timeout_s:g} s")
+            return Failure(_read_board(board)[1], f"did not finish within {settings.timeout_s:g} s")
         if settings.memory_mb > 0 and _rss_mb(pid) > settings.memory_mb:
             _stop(pid)
-            return Failure(unit, f"used more than {settings.memory_mb} MB of memory")
+            return Failure(
+                _read_board(board)[1], f"used more than {settings.memory_mb} MB of memory"
+            )
     _, status = os.waitpid(pid, 0)
+    unit = _read_board(board)[1]
     if os.WIFSIGNALED(status):
         sig = os.WTERMSIG(status)
         return Failure(unit, f"killed its worker with signal {signal.Signals(sig).name}")
@@ -206,17 +225,3 @@ def _problem(failure: Failure, builtin: Callable[[str], bool]) -> Problem:
         + (" (a planner bug: please report it)" if own else "")
     )
     return Problem(unit.group_id, None, None, ERROR, reason, detail, unit.strategy)
-
-
-def _concat(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
-    """`a` then `b`, each Arrow-backed column one contiguous array (as the UDF's frames are:
-    PySpark passes those through, and refuses a column of several chunks)."""
-    out = pd.concat([a, b], ignore_index=True)
-    for name in out.columns:
-        column = out[name]
-        if isinstance(column.dtype, pd.ArrowDtype):
-            chunks = column.array.__arrow_array__()
-            out[name] = pd.Series(
-                pd.arrays.ArrowExtensionArray(chunks.combine_chunks()), index=out.index
-            )
-    return out

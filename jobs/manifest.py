@@ -41,6 +41,9 @@ class Manifest:
     spark_version: str
     duration_seconds: float
     report: str | None = None
+    # where the time went: "wall" seconds of the driver's phases (read, plan, write, summary,
+    # report) and "planning" seconds of the buckets' phases summed over the workers
+    phases: dict[str, dict[str, float]] = field(default_factory=dict)
     # console figures, not written: per strategy (`jobs.summary`)
     summary: list[dict[str, Any]] = field(default_factory=list)
     whatif: list[dict[str, Any]] = field(default_factory=list)
@@ -66,6 +69,7 @@ class Manifest:
             "spark_version": self.spark_version,
             "duration_seconds": self.duration_seconds,
             "report": self.report,
+            "phases": self.phases,
         }
 
     @classmethod
@@ -87,7 +91,21 @@ class Manifest:
             spark_version=str(data.get("spark_version", "")),
             duration_seconds=float(data.get("duration_seconds") or 0.0),
             report=data.get("report"),
+            phases=dict(data.get("phases") or {}),
         )
+
+    def phase_line(self) -> str:
+        """One line: where the run's time went (driver wall seconds; the planning phase split
+        by what the workers spent on it, summed over them)."""
+        wall, planning = self.phases.get("wall", {}), self.phases.get("planning", {})
+        parts = []
+        for phase, seconds in wall.items():
+            part = f"{phase} {seconds:.1f} s"
+            if phase == "plan" and any(planning.values()):
+                inner = ", ".join(f"{p} {s:.1f}" for p, s in planning.items() if s)
+                part += f" (worker seconds: {inner})"
+            parts.append(part)
+        return f"phases: {'; '.join(parts)}; total {self.duration_seconds:.1f} s"
 
     def needs_attention(self) -> list[str]:
         """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""

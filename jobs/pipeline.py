@@ -3,6 +3,7 @@ write the output tables and the manifest atomically (DESIGN §3.3)."""
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Callable
@@ -35,6 +36,7 @@ from jobs.schemas import (
     KIND_ASSIGNMENT,
     KIND_REBALANCE_COSTS,
     KIND_REJECTED,
+    KIND_TIMING,
     OFFSETS,
     OUTPUT_TABLES,
     PAYLOAD,
@@ -49,6 +51,7 @@ from jobs.udf import (
     KIND_MEMBER,
     KIND_OFFSETS,
     KIND_OWNED,
+    PHASES,
     PlanContext,
     bucket_function,
     problem_payload,
@@ -321,6 +324,7 @@ def run(
     Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
     """
     started = time.monotonic()
+    clock = _Laps(started)
     protocols = check_strategies(config)
     check_plugins_on_executors(
         spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
@@ -333,6 +337,7 @@ def run(
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
         catalog, topic_problems = topic_catalog(topic_partitions)
+        clock.lap("read")
         buckets = config.buckets or BUCKETS_PER_CORE * spark.sparkContext.defaultParallelism
         log.info(
             "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
@@ -353,6 +358,8 @@ def run(
         outputs = split_output(wide, small)
         try:
             counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
+            clock.lap("plan")
+            planning = _planning_seconds(small)
             log.info(
                 "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
                 counts["planned_groups"],
@@ -362,11 +369,13 @@ def run(
             )
             with target.replace() as tmp:
                 _write_tables(outputs, tmp, config.output_files)
+                clock.lap("write")
                 # From the files just written: typed Parquet columns, not a second parse of
                 # the cached JSON payloads (seconds on a large estate).
                 written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
                 summary = strategy_summary(written["balance_metrics"])
                 whatif = whatif_summary(written["rebalance_costs"], written["recommendations"])
+                clock.lap("summary")
                 log.info("tables written after %.1f s", time.monotonic() - started)
                 manifest = Manifest(
                     version=version(),
@@ -390,12 +399,37 @@ def run(
                     whatif=whatif,
                 )
                 manifest.report = _write_report(spark, tmp, manifest) if report else None
+                clock.lap("report")
+                manifest.phases = {"wall": clock.laps, "planning": planning}
+                manifest.duration_seconds = round(time.monotonic() - started, 3)
                 fs.write_json(spark, f"{tmp}/{MANIFEST_FILE}", manifest.to_json())
         finally:
             small.unpersist()
             wide.unpersist()
             catalog_bc.unpersist()
     return manifest
+
+
+class _Laps:
+    """Wall seconds of the run's phases on the driver, in the order they end."""
+
+    def __init__(self, started: float) -> None:
+        self.last = started
+        self.laps: dict[str, float] = {}
+
+    def lap(self, phase: str) -> None:
+        now = time.monotonic()
+        self.laps[phase] = round(now - self.last, 3)
+        self.last = now
+
+
+def _planning_seconds(small: DataFrame) -> dict[str, float]:
+    """The buckets' planning seconds by phase, summed over every worker (one row a bucket)."""
+    total = dict.fromkeys(PHASES, 0.0)
+    for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
+        for phase, seconds in json.loads(row[PAYLOAD]).items():
+            total[phase] = total.get(phase, 0.0) + float(seconds)
+    return {phase: round(s, 3) for phase, s in total.items()}
 
 
 def _write_report(spark: SparkSession, tmp: str, manifest: Manifest) -> str | None:

@@ -239,6 +239,8 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
 # row through Arrow, the JVM and the cache, which measured as the job's largest cost.
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
+# Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
+KIND_TIMING = "t"
 OUTPUT_TABLES = {
     KIND_ASSIGNMENT: ("assignments", ASSIGNMENTS_FIELDS),
     KIND_METRICS: ("balance_metrics", BALANCE_METRICS_FIELDS),

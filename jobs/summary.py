@@ -109,6 +109,7 @@ def format_summary(m: Manifest) -> str:
         f" {out}/elections, {out}/rejected, {out}/rebalance_costs, {out}/recommendations,"
         f" {out}/{MANIFEST_FILE}",
         *([f"report: {out}/{m.report}"] if m.report else []),
+        *([m.phase_line()] if m.phases else []),
         *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)

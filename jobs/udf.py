@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import json
 import math
+import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -23,6 +24,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
+from assignors import progress
 from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
 from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
 from assignors.inputs.patterns import PatternResolver
@@ -53,6 +55,7 @@ from jobs.schemas import (
     KIND_REBALANCE_COSTS,
     KIND_RECOMMENDATION,
     KIND_REJECTED,
+    KIND_TIMING,
     OUTPUT_TABLES,
     PAYLOAD,
     WIDE_FIELDS,
@@ -208,6 +211,7 @@ def plan_bucket(
     ctx: PlanContext,
     isolate_interrupts: bool = False,
     left_out: Mapping[str, frozenset[str]] | None = None,
+    clock: PhaseClock | None = None,
 ) -> pd.DataFrame:
     """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
 
@@ -217,8 +221,9 @@ def plan_bucket(
     only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
     rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings. `left_out`: per group,
     strategies not to plan (the guard's: they failed that group before)."""
-    with _no_cyclic_gc():
-        return _plan_bucket(pdf, catalog, ctx, isolate_interrupts, left_out or {})
+    clock = clock or PhaseClock()
+    with _no_cyclic_gc(), progress.listening(clock.unit):
+        return _plan_bucket(pdf, catalog, ctx, isolate_interrupts, left_out or {}, clock)
 
 
 @contextmanager
@@ -242,6 +247,7 @@ def _plan_bucket(
     ctx: PlanContext,
     isolate_interrupts: bool,
     left_out: Mapping[str, frozenset[str]],
+    clock: PhaseClock,
 ) -> pd.DataFrame:
     out = _Output()
     rows = _read_rows(pdf, out)
@@ -254,6 +260,7 @@ def _plan_bucket(
     for gid in sorted(named):
         group_offsets = offsets.pop(gid, [])
         planned = ctx.without(left_out[gid]).catalog if gid in left_out else strategies
+        clock.enter(VALIDATE)
         try:
             spec, problems = build_group(
                 gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
@@ -274,6 +281,7 @@ def _plan_bucket(
                     whatif = group_whatif(spec, plan, planned, ctx.whatif, lags=load.lags)
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, plan = [internal_error(gid, None, exc)], None
+        clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
             out.not_planned(gid)
@@ -284,6 +292,33 @@ def _plan_bucket(
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
         out.problems([offsets_unknown_group_problem(key, len(offsets[key]))])
     return out.frame()
+
+
+VALIDATE, ROWS = "validate", "rows"
+# The order of the phase line: a bucket's phases, as the core and this module announce them.
+PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, ROWS)
+
+
+class PhaseClock:
+    """Seconds spent in each phase of a bucket: the time until the next phase starts goes to
+    the phase that is running (the core announces plan, metrics and what-if units)."""
+
+    def __init__(self) -> None:
+        self.seconds: dict[str, float] = dict.fromkeys(PHASES, 0.0)
+        self.phase = VALIDATE
+        self.since = time.perf_counter()
+
+    def enter(self, phase: str) -> None:
+        now = time.perf_counter()
+        self.seconds[self.phase] = self.seconds.get(self.phase, 0.0) + now - self.since
+        self.phase, self.since = phase, now
+
+    def unit(self, group_id: str, strategy: str, phase: str) -> None:
+        self.enter(phase)
+
+    def stop(self) -> dict[str, float]:
+        self.enter(ROWS)
+        return {p: round(s, 6) for p, s in self.seconds.items()}
 
 
 class _Output:
@@ -376,6 +411,22 @@ class _Output:
 _ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
 
 
+def _concat_frames(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
+    """`a` then `b`, each Arrow-backed column one contiguous array (PySpark passes such a
+    column through, and refuses one of several chunks)."""
+    return pd.DataFrame(
+        {
+            name: pd.arrays.ArrowExtensionArray(
+                pa.concat_arrays(
+                    [a[name].array.__arrow_array__().combine_chunks(),
+                     b[name].array.__arrow_array__().combine_chunks()]
+                )
+            )
+            for name in a.columns
+        }
+    )  # fmt: skip
+
+
 def problems_frame(problems: list[Problem]) -> pd.DataFrame:
     """The wide frame of `rejected` rows alone."""
     out = _Output()
@@ -442,8 +493,13 @@ def bucket_function(
 
         def plan(left_out: Mapping[str, frozenset[str]]) -> pd.DataFrame:
             # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
-            return plan_bucket(pdf, catalog, ctx, isolate_interrupts=True, left_out=left_out)
+            clock = PhaseClock()
+            frame = plan_bucket(pdf, catalog, ctx, True, left_out, clock)
+            timing = _Output()
+            timing.small.append((KIND_TIMING, None, _json(clock.stop())))
+            return _concat_frames(frame, timing.frame())
 
-        return guarded(plan, ctx.guard, ctx.is_builtin, problems_frame)
+        frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
+        return _concat_frames(frame, problems_frame(failures)) if failures else frame
 
     return run
