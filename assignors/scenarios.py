@@ -25,9 +25,13 @@ What a rebalance costs (summed over the scenario's rebalances):
 * `paused_partition_count`: partitions that stop being consumed. The eager protocol
   (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, plugins)
   revokes every owned partition at each rebalance, so every partition owned when it starts
-  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; and our
-  `balanced`) pauses only what a member revokes and what a leaving member held; a partition
-  withheld in round 1 and assigned in round 2 pauses once;
+  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform and
+  server-range; and our `balanced`) pauses only what a member revokes and what a leaving
+  member held; a partition withheld in round 1 and assigned in round 2 pauses once. KIP-848
+  has no stop-the-world pause at all: the broker computes a new target and each member first
+  revokes what it must give up, and only then is it assigned to its new owner, so `paused`
+  counts exactly the partitions revoked from live members plus those of a leaving member,
+  and `rounds` one target computation per rebalance;
 * `rounds`: JoinGroup rounds (cooperative-sticky needs a second round when something moves
   between live members; a group left with no member runs none);
 * `lag_moved`: the lag of the moved partitions (null without offsets).
@@ -116,11 +120,11 @@ SCENARIOS: Final = (
 )
 """Every scenario, in output order (the config's default `scenarios`)."""
 
-COOPERATIVE: Final = frozenset({"cooperative-sticky", "uniform", "balanced"})
+COOPERATIVE: Final = frozenset({"cooperative-sticky", "uniform", "server-range", "balanced"})
 """Strategies whose members keep consuming what they keep through a rebalance (KIP-429 /
 KIP-848); everything else, plugins included, is simulated as eager."""
 
-STATELESS: Final = frozenset({"range", "roundrobin"})
+STATELESS: Final = frozenset({"range", "roundrobin", "server-range"})
 """Strategies whose result ignores what members own: a member that leaves and rejoins brings
 the group back to the same plan, which the simulation then reuses instead of recomputing.
 They also read member ids only through Kafka's member order (`assignors.model.member_order`)

@@ -22,6 +22,9 @@ from enum import StrEnum
 from typing import TYPE_CHECKING, Final
 
 from assignors.model import (
+    CLASSIC,
+    CONSUMER,
+    GROUP_PROTOCOLS,
     GroupSpec,
     Member,
     TopicMetadata,
@@ -64,6 +67,8 @@ class Reason(StrEnum):
     DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
     TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
     INVALID_PATTERN = "INVALID_PATTERN"
+    UNKNOWN_GROUP_PROTOCOL = "UNKNOWN_GROUP_PROTOCOL"
+    MIXED_GROUP_PROTOCOL = "MIXED_GROUP_PROTOCOL"
     # topic-level errors: every group subscribed to the topic is not planned
     NEGATIVE_PARTITION = "NEGATIVE_PARTITION"
     NON_CONTIGUOUS_PARTITIONS = "NON_CONTIGUOUS_PARTITIONS"
@@ -86,6 +91,9 @@ class Reason(StrEnum):
     # the classic election found no strategy to plan as `elected` (warnings)
     INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
     UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"
+    # the broker-side election of a KIP-848 (`consumer`) group: warnings, the group is planned
+    UNKNOWN_SERVER_ASSIGNOR = "UNKNOWN_SERVER_ASSIGNOR"
+    CONFLICTING_SERVER_ASSIGNORS = "CONFLICTING_SERVER_ASSIGNORS"
     # planning errors of one (group, strategy): `Problem.strategy` names the strategy
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
@@ -172,6 +180,7 @@ class MemberRow:
     topic_pattern: str | None = None
     assignment_strategies: Sequence[str | None] | None = None
     generation: int | None = None
+    group_protocol: str | None = None
 
     def __init__(
         self,
@@ -182,6 +191,7 @@ class MemberRow:
         topic_pattern: str | None = None,
         assignment_strategies: Sequence[str | None] | None = None,
         generation: int | None = None,
+        group_protocol: str | None = None,
     ) -> None:
         object.__setattr__(self, "member_id", member_id)
         object.__setattr__(self, "group_instance_id", group_instance_id)
@@ -190,6 +200,7 @@ class MemberRow:
         object.__setattr__(self, "topic_pattern", topic_pattern)
         object.__setattr__(self, "assignment_strategies", assignment_strategies)
         object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "group_protocol", group_protocol)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -558,7 +569,7 @@ class _Subscriptions:
 
 def _draft(
     row: MemberRow,
-    known_strategy: Callable[[str], bool],
+    known_strategy: Callable[[str], bool] | None,
     subscriptions: _Subscriptions,
     found: _Found,
 ) -> _Draft | None:
@@ -585,8 +596,10 @@ def _draft(
             "empty group_instance_id; planned as a dynamic member",
             mid,
         )
-    for name in row.assignment_strategies or ():
-        if name is None or not known_strategy(name):
+    # None: a KIP-848 group, whose names the broker-side election checks (`assignors.planner`)
+    names = row.assignment_strategies if known_strategy is not None else None
+    for name in names or ():
+        if name is None or known_strategy is None or not known_strategy(name):
             found.add(
                 WARNING,
                 Reason.UNKNOWN_ASSIGNMENT_STRATEGY,
@@ -606,6 +619,53 @@ def _draft(
         generation,
         None if strategies is None else tuple(n for n in strategies if n is not None),
     )
+
+
+def normalise_group_protocol(value: str | None) -> str | None:
+    """`classic` or `consumer` for a `subscriptions.group_protocol` value (null is classic;
+    case and surrounding blanks are ignored, as the consumer's `group.protocol` config
+    ignores case); None for any other value.
+
+    >>> [normalise_group_protocol(v) for v in (None, "classic", " CONSUMER ", "", "kip848")]
+    ['classic', 'classic', 'consumer', None, None]
+    """
+    if value is None:
+        return CLASSIC
+    value = value.strip().lower()
+    return value if value in GROUP_PROTOCOLS else None
+
+
+def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> str | None:
+    """The group's protocol; None (and error rows) when a value is unknown or they differ.
+
+    A KIP-848 group can hold classic members during an online migration, but a snapshot that
+    mixes the two in one group cannot be planned as either: the broker would pick the
+    assignor for the `consumer` members only, and the classic ones would vote.
+    """
+    seen: Counter[str] = Counter()
+    for row in rows:
+        protocol = normalise_group_protocol(row.group_protocol)
+        if protocol is None:
+            found.add(
+                ERROR,
+                Reason.UNKNOWN_GROUP_PROTOCOL,
+                f"group {group_id!r}: group_protocol {str(row.group_protocol)[:100]!r} is"
+                f" neither {CLASSIC!r} nor {CONSUMER!r} (null means {CLASSIC!r})",
+                row.member_id,
+            )
+        else:
+            seen[protocol] += 1
+    if len(seen) > 1:
+        counts = ", ".join(f"{n} {p}" for p, n in sorted(seen.items()))
+        found.add(
+            ERROR,
+            Reason.MIXED_GROUP_PROTOCOL,
+            f"group {group_id!r} mixes group protocols ({counts} members); group_protocol"
+            " must be the same for every member of a group",
+        )
+    if found.has_error or not seen:
+        return None
+    return next(iter(seen))
 
 
 def _owned_partitions(
@@ -677,9 +737,12 @@ def build_group(
         found.add(ERROR, Reason.EMPTY_GROUP_ID, "empty group_id: Kafka cannot form this group")
         return None, found.items
     rows = _sorted_rows(members)
+    protocol = _group_protocol(group_id, rows, found) or CLASSIC
     _check_identities(rows, found)
     subscriptions = _Subscriptions(catalog, resolve_pattern, found)
-    drafts = [d for row in rows if (d := _draft(row, known_strategy, subscriptions, found))]
+    # A KIP-848 group's names are the broker's to check (the election does).
+    known = known_strategy if protocol == CLASSIC else None
+    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found))]
     subscriptions.report()
     if found.has_error:
         return None, found.items
@@ -723,4 +786,4 @@ def build_group(
         )
         for d in drafts
     )
-    return GroupSpec(group_id, members_out, topics_meta, departed), found.items
+    return GroupSpec(group_id, members_out, topics_meta, departed, protocol), found.items

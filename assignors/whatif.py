@@ -21,6 +21,10 @@ group, next to `plan_group`.
 * `balance_gap_after` uses the exact bound of `assignors.balance.best_balance`.
 * Load decides balance (`load_aware`) when the metrics rows carry a lag or weight imbalance
   (an `offsets` table or `topic_partitions.weight` was given).
+* A KIP-848 (`consumer`) group also competes under the broker-side assignors the broker runs
+  (`group_consumer_assignors`) that were planned. A client-side recommendation says that it
+  means going back to the classic protocol; a different broker-side one names the
+  `group.remote.assignor` to set.
 
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, planned
 under range and cooperative-sticky, range elected. A member joining moves 1 partition under
@@ -56,10 +60,10 @@ from typing import Final
 from assignors.balance import best_balance
 from assignors.catalog import ELECTED, StrategyCatalog
 from assignors.metrics import ELECTED_STRATEGY
-from assignors.model import Assignment, GroupSpec, TopicPartition, by_fields
+from assignors.model import CONSUMER, Assignment, GroupSpec, TopicPartition, by_fields
 from assignors.planner import GroupPlan
 from assignors.recommend import DEFAULT_RECOMMEND_FROM, RecommendationRow, recommend
-from assignors.registry import Assignor
+from assignors.registry import SERVER_SIDE, Assignor
 from assignors.scenarios import (
     DEFAULT_MAX_MEMBERS,
     SCENARIOS,
@@ -67,6 +71,7 @@ from assignors.scenarios import (
     check_scenarios,
     group_scenario_costs,
 )
+from assignors.server_range import ServerRangeAssignor
 from assignors.validation import WARNING, Problem, Reason
 
 __all__ = [
@@ -145,7 +150,7 @@ def strategy_plans(
     for sp in plan.plans:
         chosen = sp.metrics.get(ELECTED_STRATEGY)
         if sp.strategy == ELECTED and isinstance(chosen, str) and chosen not in metrics:
-            factory = sp.factory or catalog.strategy_for(chosen).factory
+            factory = sp.factory or catalog.elected_strategy(chosen).factory
             plans.append((chosen, factory, sp.assignment))
             metrics[chosen] = {**sp.metrics, ELECTED_STRATEGY: None}
     return plans, metrics
@@ -224,12 +229,33 @@ def group_whatif(
     for row in out.costs:
         by_strategy.setdefault(str(row["strategy"]), []).append(row)
     elected = plan.election.elected if plan.election is not None else None
+    candidates = settings.recommend_from
+    kip848 = spec.group_protocol == CONSUMER
+    if kip848:
+        candidates = (*candidates, *(s for s in catalog.server_assignors if s not in candidates))
     out.recommendation = recommend(
         spec.group_id,
         elected,
-        settings.recommend_from,
+        candidates,
         metrics,
         by_strategy,
         load_aware=_load_aware(metrics) if load_aware is None else load_aware,
     )
+    if kip848:
+        _say_protocol(out.recommendation, elected)
     return out
+
+
+def _say_protocol(row: RecommendationRow, elected: str | None) -> None:
+    """What following a KIP-848 group's recommendation takes, appended to its reason."""
+    best = row.get("recommended_strategy")
+    if not isinstance(best, str) or best == elected:
+        return
+    if best in SERVER_SIDE:
+        name = ServerRangeAssignor.kafka_name if best == ServerRangeAssignor.name else best
+        row["reason"] = f"{row['reason']} (broker-side: set group.remote.assignor={name})"
+    else:
+        row["reason"] = (
+            f"{row['reason']} (client-side: the group would go back to the classic protocol,"
+            " group.protocol=classic)"
+        )
