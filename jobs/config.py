@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assignors.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
 from assignors.planner import BALANCE_BY
 from assignors.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.scenarios import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
@@ -36,6 +36,8 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "scenario_max_members",
         "scenario_max_partitions",
         "recommend_from",
+        # KIP-848: the broker's `group.consumer.assignors` (the first is the default)
+        "group_consumer_assignors",
     ),
     "execution": ("buckets", "output_files"),
     "spark": (),  # any Spark property
@@ -61,6 +63,8 @@ class PlannerConfig:
     scenario_max_members: int = DEFAULT_MAX_MEMBERS
     scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
     recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
+    # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
+    group_consumer_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -75,6 +79,7 @@ class PlannerConfig:
             "scenario_max_members": self.scenario_max_members,
             "scenario_max_partitions": self.scenario_max_partitions,
             "recommend_from": list(self.recommend_from),
+            "group_consumer_assignors": list(self.group_consumer_assignors),
         }
 
 
@@ -235,6 +240,9 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
         balance_by=_balance_by(planner, src),
+        group_consumer_assignors=_str_list(
+            planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
+        ),
         **_whatif_settings(planner, src),
     )
 

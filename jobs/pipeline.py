@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from assignors.catalog import StrategyCatalog
+from assignors.catalog import StrategyCatalog, server_assignor_list
 from assignors.registry import (
     ELECTED,
     UnknownStrategyError,
@@ -100,7 +100,11 @@ def check_strategies(config: PlannerConfig) -> list[str]:
     The strategy catalog is the one home of these rules (unknown names, plugins that cannot
     load, two names for one protocol, default strategies that are not client-side)."""
     try:
-        catalog = StrategyCatalog.build(config.strategies, config.default_assignment_strategies)
+        catalog = StrategyCatalog.build(
+            config.strategies,
+            config.default_assignment_strategies,
+            config.group_consumer_assignors,
+        )
     except UnknownStrategyError as exc:
         raise ConfigError(str(exc)) from exc
     whatif_settings(config)  # recommend_from too: a typo there stops the job now
@@ -451,6 +455,7 @@ def _planned(
         has_weights=has_weights(catalog_value()),
         balance_by=config.balance_by,
         whatif=whatif_settings(config),
+        server_assignors=server_assignor_list(config.group_consumer_assignors),
     )
     wide = (
         planner_input(subscriptions, current, buckets, offsets)
