@@ -22,9 +22,9 @@ group, next to `plan_group`.
 * Load decides balance (`load_aware`) when the metrics rows carry a lag or weight imbalance
   (an `offsets` table or `topic_partitions.weight` was given).
 * A KIP-848 (`consumer`) group also competes under the broker-side assignors the broker runs
-  (`group_consumer_assignors`) that were planned. A client-side recommendation says that it
-  means going back to the classic protocol; a different broker-side one names the
-  `group.remote.assignor` to set.
+  (`group_consumer_assignors`) that were planned, and they win a tie on every figure (no
+  change of protocol). A client-side recommendation says that it means going back to the
+  classic protocol; a different broker-side one names the `group.remote.assignor` to set.
 
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, planned
 under range and cooperative-sticky, range elected. A member joining moves 1 partition under
@@ -240,6 +240,7 @@ def group_whatif(
         metrics,
         by_strategy,
         load_aware=_load_aware(metrics) if load_aware is None else load_aware,
+        prefer=catalog.server_assignors if kip848 else (),
     )
     if kip848:
         _say_protocol(out.recommendation, elected)
