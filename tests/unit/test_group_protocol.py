@@ -4,6 +4,7 @@ KIP-848 (`consumer`) groups (`ConsumerGroup.computePreferredServerAssignor`)."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from pathlib import Path
 
 import pytest
 
@@ -24,6 +25,8 @@ from assignors.validation import (
     build_group,
 )
 from assignors.whatif import WhatIfSettings, group_whatif
+from jobs.config import ConfigError, load_config
+from jobs.pipeline import check_strategies
 
 CATALOG = {"t": TopicStatus(6), "u": TopicStatus(2)}
 STRATEGIES = ["range", "cooperative-sticky", "uniform", "server-range", "elected"]
@@ -286,3 +289,19 @@ def test_consumer_group_prefers_a_broker_assignor_on_a_tie() -> None:
     plan = plan_group(classic, catalog, False)
     row = group_whatif(classic, plan, catalog, settings).recommendation
     assert row["recommended_strategy"] == "cooperative-sticky"
+
+
+# --- configuration ---
+
+
+def test_group_consumer_assignors_config_key(tmp_path: Path) -> None:
+    conf = tmp_path / "planner.toml"
+    conf.write_text('[planner]\nstrategies = ["range"]\ngroup_consumer_assignors = ["range"]\n')
+    config = load_config(conf)
+    assert config.group_consumer_assignors == ("range",)
+    assert config.as_dict()["group_consumer_assignors"] == ["range"]
+    assert check_strategies(config) == ["range"]
+    assert load_config(None).group_consumer_assignors == KAFKA_DEFAULT_SERVER_ASSIGNORS
+    conf.write_text('[planner]\ngroup_consumer_assignors = ["roundrobin"]\n')
+    with pytest.raises(ConfigError, match="'roundrobin' is not a broker-side assignor"):
+        check_strategies(load_config(conf))
