@@ -638,9 +638,9 @@ def normalise_group_protocol(value: str | None) -> str | None:
 def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> str | None:
     """The group's protocol; None (and error rows) when a value is unknown or they differ.
 
-    A KIP-848 group can hold classic members during an online migration, but a snapshot that
-    mixes the two in one group cannot be planned as either: the broker would pick the
-    assignor for the `consumer` members only, and the classic ones would vote.
+    A KIP-848 group can hold classic-protocol members during an online upgrade (the broker
+    then assigns them too), but a snapshot cannot say which group that is: a group that mixes
+    the two values is refused rather than planned under a guess.
     """
     seen: Counter[str] = Counter()
     for row in rows:
