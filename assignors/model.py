@@ -21,6 +21,11 @@ TopicPartition = tuple[str, int]
 Assignment = dict[str, list[TopicPartition]]
 """member_id -> the partitions it is assigned. Every member of the group is a key."""
 
+CLASSIC: Final = "classic"
+CONSUMER: Final = "consumer"
+GROUP_PROTOCOLS: Final = (CLASSIC, CONSUMER)
+"""`subscriptions.group_protocol` values: the consumer's `group.protocol` (null = classic)."""
+
 
 # The hot classes spell out `__init__` (init=False): mypyc compiles it, while the one the
 # dataclass decorator generates at import time runs as interpreted Python (~14x slower, and
@@ -110,12 +115,15 @@ class GroupSpec:
     subscribed topic that is not in `topics` has no metadata and is skipped, as Kafka does.
     `departed` holds what members that have left the group still own in `current_assignment`:
     Kafka's assignors never see it (those partitions are simply free), the movement metrics do.
+    `group_protocol` is `classic` or `consumer` (KIP-848: the broker picks the assignor); only
+    the election reads it, the assignors never do.
     """
 
     group_id: str
     members: tuple[Member, ...]
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
     departed: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
+    group_protocol: str = CLASSIC
 
     @property
     def member_ids(self) -> list[str]:
@@ -129,12 +137,14 @@ class GroupSpec:
         members: tuple[Member, ...],
         topics: Mapping[str, TopicMetadata] | None = None,
         departed: Mapping[str, tuple[TopicPartition, ...]] | None = None,
+        group_protocol: str = CLASSIC,
     ) -> None:
         meta: Mapping[str, TopicMetadata] = {} if topics is None else topics
         object.__setattr__(self, "group_id", group_id)
         object.__setattr__(self, "members", members)
         object.__setattr__(self, "topics", meta)
         object.__setattr__(self, "departed", {} if departed is None else departed)
+        object.__setattr__(self, "group_protocol", group_protocol)
         # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
         for m in members:

@@ -35,11 +35,16 @@ from assignors.analysis.load import (
 )
 from assignors.analysis.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
 from assignors.catalog.catalog import Strategy, StrategyCatalog
-from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES, Election, elect
+from assignors.catalog.election import (
+    KAFKA_DEFAULT_STRATEGIES,
+    Election,
+    elect,
+    elect_server_assignor,
+)
 from assignors.catalog.plugins import InvalidAssignmentError
 from assignors.catalog.registry import ELECTED, Assignor
 from assignors.inputs.validation import TopicStatus
-from assignors.model import Assignment, GroupSpec, Rebalance, TopicPartition
+from assignors.model import CONSUMER, Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import previous_owners
 from assignors.problems import ERROR, WARNING, Problem, Reason
 
@@ -197,13 +202,26 @@ class GroupPlan:
 
 
 def run_election(spec: GroupSpec, catalog: StrategyCatalog) -> Election:
-    """The classic coordinator's election over the members' `assignment_strategies`."""
+    """The classic coordinator's election over the members' `assignment_strategies`; for a
+    KIP-848 group, the broker's choice (`server_election`, its warnings dropped)."""
+    if spec.group_protocol == CONSUMER:
+        return server_election(spec, catalog)[0]
     lists = [m.assignment_strategies for m in spec.members]
     if len(set(lists)) == 1:
         # Usual case: every member configured alike. One voter decides the same way (the
         # candidates are its known names, and every vote goes to the first of them).
         lists = lists[:1]
     return elect(lists, catalog.vote, catalog.default_strategies)
+
+
+def server_election(spec: GroupSpec, catalog: StrategyCatalog) -> tuple[Election, list[Problem]]:
+    """A `consumer` group's broker-side assignor (`elect_server_assignor`) and its warnings."""
+    return elect_server_assignor(
+        spec.group_id,
+        [(m.member_id, m.assignment_strategies) for m in spec.members],
+        catalog.server_assignors,
+        catalog.server_vote,
+    )
 
 
 def plan_group(
@@ -249,7 +267,12 @@ def plan_group(
         if plan is not None:
             out.plans.append(plan)
 
-    out.election = election = run_election(spec, catalog)
+    if spec.group_protocol == CONSUMER:
+        election, found = server_election(spec, catalog)
+        out.problems.extend(found)
+    else:
+        election = run_election(spec, catalog)
+    out.election = election
     if election.error is not None:
         out.problems.append(
             Problem(
@@ -278,7 +301,7 @@ def _plan_elected(
     if done is None:
         if any(p.strategy == chosen for p in out.problems):
             return None  # failed above, and its row says so: not run twice
-        strategy = catalog.strategy_for(chosen)
+        strategy = catalog.elected_strategy(chosen)
         done = runner.run(strategy, strategy.factory(), column=ELECTED)
         if done is None:
             return None

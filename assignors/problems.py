@@ -37,6 +37,8 @@ class Reason(StrEnum):
     DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
     TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
     INVALID_PATTERN = "INVALID_PATTERN"
+    UNKNOWN_GROUP_PROTOCOL = "UNKNOWN_GROUP_PROTOCOL"
+    MIXED_GROUP_PROTOCOL = "MIXED_GROUP_PROTOCOL"
     # topic-level errors: every group subscribed to the topic is not planned
     NEGATIVE_PARTITION = "NEGATIVE_PARTITION"
     NON_CONTIGUOUS_PARTITIONS = "NON_CONTIGUOUS_PARTITIONS"
@@ -59,6 +61,9 @@ class Reason(StrEnum):
     # the classic election found no strategy to plan as `elected` (warnings)
     INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
     UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"
+    # the broker-side election of a KIP-848 (`consumer`) group: warnings, the group is planned
+    UNKNOWN_SERVER_ASSIGNOR = "UNKNOWN_SERVER_ASSIGNOR"
+    CONFLICTING_SERVER_ASSIGNORS = "CONFLICTING_SERVER_ASSIGNORS"
     # planning errors of one (group, strategy): `Problem.strategy` names the strategy
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"

@@ -17,7 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
 from assignors.planner import BALANCE_BY
 from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
@@ -36,6 +36,8 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "scenario_max_members",
         "scenario_max_partitions",
         "recommend_from",
+        # KIP-848: the broker's `group.consumer.assignors` (the first is the default)
+        "group_consumer_assignors",
     ),
     "execution": ("buckets", "output_files", "group_timeout_s", "group_memory_mb"),
     "spark": (),  # any Spark property
@@ -64,6 +66,8 @@ class PlannerConfig:
     # the per-group guard of the executors (jobs/guard.py); 0 turns a limit off
     group_timeout_s: float = 60.0
     group_memory_mb: int = 2048
+    # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
+    group_consumer_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -80,6 +84,7 @@ class PlannerConfig:
             "recommend_from": list(self.recommend_from),
             "group_timeout_s": self.group_timeout_s,
             "group_memory_mb": self.group_memory_mb,
+            "group_consumer_assignors": list(self.group_consumer_assignors),
         }
 
 
@@ -240,6 +245,9 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
         balance_by=_balance_by(planner, src),
+        group_consumer_assignors=_str_list(
+            planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
+        ),
         **_whatif_settings(planner, src),
         **_guard_settings(execution, src),
     )

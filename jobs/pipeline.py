@@ -14,7 +14,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.catalog import StrategyCatalog, server_assignor_list
 from assignors.catalog.registry import (
     ELECTED,
     UnknownStrategyError,
@@ -91,7 +91,11 @@ def check_strategies(config: PlannerConfig) -> list[str]:
     The strategy catalog is the one home of these rules (unknown names, plugins that cannot
     load, two names for one protocol, default strategies that are not client-side)."""
     try:
-        catalog = StrategyCatalog.build(config.strategies, config.default_assignment_strategies)
+        catalog = StrategyCatalog.build(
+            config.strategies,
+            config.default_assignment_strategies,
+            config.group_consumer_assignors,
+        )
     except UnknownStrategyError as exc:
         raise ConfigError(str(exc)) from exc
     whatif_settings(config)  # recommend_from too: a typo there stops the job now
@@ -474,6 +478,7 @@ def _planned(
         balance_by=config.balance_by,
         whatif=whatif_settings(config),
         guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
+        server_assignors=server_assignor_list(config.group_consumer_assignors),
     )
     wide = (
         planner_input(subscriptions, current, buckets, offsets)

@@ -49,6 +49,8 @@ SUBSCRIPTIONS = InputTable(
         ("topic_pattern", STRING),
         ("assignment_strategies", STRINGS),
         ("generation", INT),
+        # `classic` (null or absent) or `consumer` (KIP-848); constant within a group
+        ("group_protocol", STRING),
     ),
     frozenset(
         {
@@ -58,6 +60,7 @@ SUBSCRIPTIONS = InputTable(
             "topic_pattern",
             "assignment_strategies",
             "generation",
+            "group_protocol",
         }
     ),
 )
@@ -202,6 +205,10 @@ ELECTIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("elected_strategy", STRING, True),
     ("candidate_strategies", STRINGS, False),
     ("error", STRING, True),
+    # `classic` or `consumer` (null for a group that is not planned), and for a `consumer`
+    # group why the broker runs the elected assignor (null for classic groups)
+    ("group_protocol", STRING, True),
+    ("election_basis", STRING, True),
 )
 REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, True),

@@ -27,6 +27,7 @@ from pyspark.sql import types as T
 from assignors import progress
 from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
 from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
+from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS
 from assignors.inputs.patterns import PatternResolver
 from assignors.inputs.validation import (
     MemberRow,
@@ -77,6 +78,7 @@ INPUT_COLUMNS = (
     "topic_pattern",
     "assignment_strategies",
     "generation",
+    "group_protocol",
     "topic",
     "partition",
     "committed_offset",
@@ -109,10 +111,12 @@ class PlanContext:
     whatif: WhatIfSettings | None = DEFAULT_WHATIF
     # The per-group time and memory guard of the executors (`jobs.guard`).
     guard: GuardSettings = DEFAULT_GUARD
+    # KIP-848: the broker's `group.consumer.assignors` (config `group_consumer_assignors`)
+    server_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
 
     def __post_init__(self) -> None:
         names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
-        catalog = StrategyCatalog.build(names, self.default_strategies)
+        catalog = StrategyCatalog.build(names, self.default_strategies, self.server_assignors)
         object.__setattr__(self, "catalog", catalog)
 
     def without(self, left_out: frozenset[str]) -> PlanContext:
@@ -163,6 +167,11 @@ class _Rows:
     offsets: dict[str | None, list[OffsetRow]] = field(default_factory=dict)
 
 
+def _protocols(pdf: pd.DataFrame) -> list[Any]:
+    # A plain pandas caller's frame may lack the optional column: every group is classic.
+    return _nullable(pdf["group_protocol"]) if "group_protocol" in pdf else [None] * len(pdf)
+
+
 def _offsets_columns(pdf: pd.DataFrame) -> tuple[list[int | None], list[int | None]]:
     # A frame without the offsets columns (a plain pandas caller) has no offsets rows.
     if "committed_offset" not in pdf:
@@ -185,16 +194,17 @@ def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:
         _nullable(pdf["topic_pattern"]),
         _string_lists(pdf["assignment_strategies"]),
         _ints(pdf["generation"]),
+        _protocols(pdf),
         _nullable(pdf["topic"]),
         _ints(pdf["partition"]),
         committed,
         log_end,
         strict=True,
     )
-    for kind, gid, mid, instance, rack, topics, pattern, strategies, gen, topic, part, c, e in rows:
+    for kind, gid, mid, inst, rack, topics, pattern, names, gen, proto, topic, part, c, e in rows:
         if kind == KIND_MEMBER:
             found.members.setdefault(gid, []).append(
-                MemberRow(mid, instance, rack, topics, pattern, strategies, gen)
+                MemberRow(mid, inst, rack, topics, pattern, names, gen, proto)
             )
         elif kind == KIND_OFFSETS:
             found.offsets.setdefault(gid, []).append(OffsetRow(topic, part, c, e))
@@ -286,7 +296,7 @@ def _plan_bucket(
         if plan is None:
             out.not_planned(gid)
         else:
-            out.plan(plan, whatif)
+            out.plan(plan, whatif, None if spec is None else spec.group_protocol)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -333,13 +343,21 @@ class _Output:
             self.small.append((KIND_REJECTED, p.group_id, problem_payload(p)))
 
     def election(
-        self, group_id: str, elected: str | None, candidates: list[str], error: str | None
+        self,
+        group_id: str,
+        elected: str | None,
+        candidates: list[str],
+        error: str | None,
+        protocol: str | None = None,
+        basis: str | None = None,
     ) -> None:
         row = {
             "group_id": group_id,
             "elected_strategy": elected,
             "candidate_strategies": candidates,
             "error": error,
+            "group_protocol": protocol,
+            "election_basis": basis,
         }
         self.small.append((KIND_ELECTION, group_id, _json(row)))
 
@@ -347,7 +365,9 @@ class _Output:
         """The `elections` row of a rejected group: every input group has one."""
         self.election(group_id, None, [], NOT_PLANNED)
 
-    def plan(self, plan: GroupPlan, whatif: GroupWhatIf | None = None) -> None:
+    def plan(
+        self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
+    ) -> None:
         self.problems(plan.problems)
         # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
         # rejected row, and the group counts as planned.
@@ -357,7 +377,12 @@ class _Output:
             self.not_planned(plan.group_id)
         else:
             self.election(
-                plan.group_id, election.elected, election.candidate_strategies, election.error
+                plan.group_id,
+                election.elected,
+                election.candidate_strategies,
+                election.error,
+                protocol,
+                election.basis,
             )
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)

@@ -36,7 +36,7 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
 from assignors.catalog import plugins
-from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
+from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
 from assignors.catalog.registry import (
     ELECTED,
     SERVER_SIDE,
@@ -45,6 +45,7 @@ from assignors.catalog.registry import (
     canonical_name,
     is_builtin,
     resolve,
+    server_protocol_name,
 )
 
 __all__ = ["ELECTED", "KAFKA_DEFAULT_STRATEGIES", "Strategy", "StrategyCatalog"]
@@ -128,16 +129,23 @@ class StrategyCatalog:
     plugins: Mapping[str, Strategy] = field(default_factory=dict)
     elected_position: int | None = None
     _votes: dict[str, str | None] = field(default_factory=dict, compare=False, repr=False)
+    # KIP-848: the broker's `group.consumer.assignors` (canonical names; the first is the
+    # default of a `consumer` group whose members name none)
+    server_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
 
     @classmethod
     def build(
-        cls, names: Sequence[str], default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES
+        cls,
+        names: Sequence[str],
+        default_strategies: Sequence[str] = KAFKA_DEFAULT_STRATEGIES,
+        server_assignors: Sequence[str] = KAFKA_DEFAULT_SERVER_ASSIGNORS,
     ) -> StrategyCatalog:
         """The catalog of the configured `names` (`elected` among them or not).
 
         Raises UnknownStrategyError (a ValueError) naming the culprit: an unknown name, a
         plugin that cannot load, two names for one protocol, a default strategy that is not a
-        client-side strategy.
+        client-side strategy, a `group_consumer_assignors` entry that is not a broker-side
+        assignor.
         """
         names = [n.strip() for n in names]
         planned = tuple(_resolved(n) for n in names if n != ELECTED)
@@ -153,6 +161,7 @@ class StrategyCatalog:
             default_strategies=tuple(n.strip() for n in default_strategies),
             plugins=_votable_plugins([*names, *default_strategies]),
             elected_position=names.index(ELECTED) if ELECTED in names else None,
+            server_assignors=server_assignor_list(server_assignors),
         )
         for name in catalog.default_strategies:
             if catalog.vote(name) is None:
@@ -216,6 +225,12 @@ class StrategyCatalog:
             self._votes[key] = found
         return found
 
+    def server_vote(self, name: str) -> str | None:
+        """The broker-side assignor a KIP-848 member's name asks for, when the broker runs it
+        (`server_assignors`); None otherwise."""
+        found = server_protocol_name(name)
+        return found if found in self.server_assignors else None
+
     def is_known(self, name: str) -> bool:
         """True when a member may vote for `name`."""
         return self.vote(name) is not None
@@ -232,3 +247,35 @@ class StrategyCatalog:
         if canonical_name(protocol) == protocol and protocol not in SERVER_SIDE:
             return _resolved(protocol)
         raise KeyError(f"no votable strategy has protocol name {protocol!r}")
+
+    def elected_strategy(self, protocol: str) -> Strategy:
+        """The strategy behind an election's result: `strategy_for`, or a broker-side
+        assignor (a KIP-848 group's choice)."""
+        if protocol in SERVER_SIDE and protocol in self.server_assignors:
+            planned = next((s for s in self.strategies if s.protocol == protocol), None)
+            return planned if planned is not None else _resolved(protocol)
+        return self.strategy_for(protocol)
+
+
+def server_assignor_list(names: Sequence[str]) -> tuple[str, ...]:
+    """`group_consumer_assignors` as canonical names; UnknownStrategyError naming a name that
+    is not a broker-side assignor, a repeated one, or an empty list.
+
+    >>> server_assignor_list(["range", "org.apache.kafka.coordinator.group.assignor."
+    ...                                 "UniformAssignor"])
+    ('server-range', 'uniform')
+    """
+    out: list[str] = []
+    for name in names:
+        found = server_protocol_name(name)
+        if found is None:
+            known = ", ".join(sorted(SERVER_SIDE | {"range"}))
+            raise UnknownStrategyError(
+                f"group_consumer_assignors: {name!r} is not a broker-side assignor (known: {known})"
+            )
+        if found in out:
+            raise UnknownStrategyError(f"group_consumer_assignors names {found} twice")
+        out.append(found)
+    if not out:
+        raise UnknownStrategyError("group_consumer_assignors is empty: the broker needs one")
+    return tuple(out)

@@ -46,7 +46,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from assignors.model import java_key
-from assignors.problems import Reason
+from assignors.problems import WARNING, Problem, Reason
 
 KAFKA_DEFAULT_STRATEGIES: tuple[str, ...] = ("range", "cooperative-sticky")
 """Kafka's classic default `partition.assignment.strategy` (`ConsumerConfig`, Kafka 3.x/4.x)."""
@@ -64,13 +64,15 @@ class Election:
 
     `elected` is a canonical protocol name or None; `candidate_strategies` are the known
     strategies every member supports, best first; `unknown_names` are (member index, name as
-    given) pairs for names that could not be resolved.
+    given) pairs for names that could not be resolved. `basis` says why, for a KIP-848
+    group's broker-side choice (`elect_server_assignor`); None for a classic election.
     """
 
     elected: str | None
     candidate_strategies: list[str] = field(default_factory=list)
     error: str | None = None
     unknown_names: list[tuple[int, str]] = field(default_factory=list)
+    basis: str | None = field(default=None, repr=False)
 
     def __init__(
         self,
@@ -78,6 +80,7 @@ class Election:
         candidate_strategies: list[str] | None = None,
         error: str | None = None,
         unknown_names: list[tuple[int, str]] | None = None,
+        basis: str | None = None,
     ) -> None:
         object.__setattr__(self, "elected", elected)
         object.__setattr__(
@@ -87,6 +90,7 @@ class Election:
         )
         object.__setattr__(self, "error", error)
         object.__setattr__(self, "unknown_names", [] if unknown_names is None else unknown_names)
+        object.__setattr__(self, "basis", basis)
 
 
 def elect(
@@ -141,3 +145,122 @@ def elect(
             rank_sum[name] += position
     ranking = sorted(common, key=lambda name: (-votes[name], rank_sum[name], java_key(name)))
     return Election(ranking[0], ranking, None, unknown)
+
+
+# ----------------------------------------------------------- KIP-848: the broker's choice
+
+KAFKA_DEFAULT_SERVER_ASSIGNORS: tuple[str, ...] = ("uniform", "server-range")
+"""Kafka's default `group.consumer.assignors` (UniformAssignor, then the broker-side
+RangeAssignor), as this package names them; the first is the broker default."""
+
+
+def elect_server_assignor(
+    group_id: str,
+    member_names: Sequence[tuple[str, Sequence[str] | None]],
+    broker_assignors: Sequence[str],
+    resolve: Callable[[str], str | None],
+) -> tuple[Election, list[Problem]]:
+    """The assignor the group coordinator runs for a KIP-848 (`consumer`) group, and the
+    warnings of the choice.
+
+    Kafka's `ConsumerGroup.computePreferredServerAssignor`: every member may name one broker
+    assignor (`group.remote.assignor`, here its `assignment_strategies`); the assignor named
+    by the most members wins; when no member names one, the broker default runs, the first
+    of `group.consumer.assignors` (`broker_assignors`, canonical names).
+
+    * `member_names`: (member id, `assignment_strategies`) per member. A member votes for the
+      first name of its list that `resolve` maps to one of `broker_assignors` (`range` and the
+      broker-side class name mean `server-range`); a null list names nothing.
+    * A name the broker does not run is an UNKNOWN_SERVER_ASSIGNOR warning and does not count
+      (the broker refuses such a member's heartbeat with UNSUPPORTED_ASSIGNOR).
+    * Ties: Kafka takes the first maximum in hash-map iteration order. Here the tied assignor
+      listed first in `broker_assignors` wins, which is also what Kafka's hash order gives
+      for its two built-in names (`uniform` before `range`) with the default list.
+    * Members naming different assignors: one CONFLICTING_SERVER_ASSIGNORS warning naming
+      the others; the group is planned with the winner.
+
+    `candidate_strategies` lists the assignors named, winner first (else the default alone);
+    `basis` is the sentence the `elections` table shows.
+
+    >>> def resolve(name):
+    ...     return {"uniform": "uniform", "range": "server-range"}.get(name)
+    >>> broker = ("uniform", "server-range")
+    >>> e, problems = elect_server_assignor(
+    ...     "g", [("a", ["range"]), ("b", ["range"]), ("c", ["uniform"])], broker, resolve)
+    >>> e.elected, e.candidate_strategies, [p.reason for p in problems]
+    ('server-range', ['server-range', 'uniform'], ['CONFLICTING_SERVER_ASSIGNORS'])
+    >>> e.basis
+    '2 of 3 members name server-range (group.remote.assignor); 1 names uniform'
+    >>> print(elect_server_assignor("g", [("a", None)], broker, resolve)[0].basis)
+    ... # doctest: +NORMALIZE_WHITESPACE
+    no member names a broker assignor: the broker default, uniform
+    (first of group.consumer.assignors)
+    >>> e, _ = elect_server_assignor("g", [("a", ["range"]), ("b", ["uniform"])], broker, resolve)
+    >>> print(e.elected, "|", e.basis)  # doctest: +NORMALIZE_WHITESPACE
+    uniform | tie: 1 of 2 members name uniform and 1 server-range;
+    uniform is listed first in group.consumer.assignors
+    """
+    order = {name: i for i, name in enumerate(broker_assignors)}
+    votes: dict[str, int] = {}
+    unknown: list[tuple[int, str]] = []
+    problems: list[Problem] = []
+    for index, (member_id, names) in enumerate(member_names):
+        voted = False
+        for name in names or ():
+            found = resolve(name)
+            if found is not None and found in order:
+                if not voted:
+                    votes[found] = votes.get(found, 0) + 1
+                    voted = True
+                continue
+            unknown.append((index, name))
+            problems.append(
+                Problem(
+                    group_id,
+                    member_id,
+                    None,
+                    WARNING,
+                    Reason.UNKNOWN_SERVER_ASSIGNOR,
+                    f"{name[:200]!r} is not an assignor the broker runs for consumer-protocol"
+                    f" groups (group.consumer.assignors: {', '.join(broker_assignors)});"
+                    " it does not count",
+                )
+            )
+    default = broker_assignors[0]
+    if not votes:
+        basis = (
+            f"no member names a broker assignor: the broker default, {default}"
+            " (first of group.consumer.assignors)"
+        )
+        return Election(default, [default], None, unknown, basis), problems
+    ranking = sorted(votes, key=lambda name: (-votes[name], order[name]))
+    winner, n, total = ranking[0], votes[ranking[0]], len(member_names)
+    tied = [name for name in ranking[1:] if votes[name] == n]
+    if tied:
+        basis = (
+            f"tie: {n} of {total} members name {winner} and {n} {', '.join(tied)};"
+            f" {winner} is listed first in group.consumer.assignors"
+        )
+    else:
+        basis = f"{n} of {total} members name {winner} (group.remote.assignor)"
+        others = [f"{votes[name]} {_names(votes[name])} {name}" for name in ranking[1:]]
+        if others:
+            basis += "; " + ", ".join(others)
+    if len(ranking) > 1:
+        listed = ", ".join(f"{name} ({votes[name]})" for name in ranking[1:])
+        problems.append(
+            Problem(
+                group_id,
+                None,
+                None,
+                WARNING,
+                Reason.CONFLICTING_SERVER_ASSIGNORS,
+                f"members name different broker assignors; the broker runs {winner}"
+                f" ({n} of {total} members), not {listed}",
+            )
+        )
+    return Election(winner, ranking, None, unknown, basis), problems
+
+
+def _names(n: int) -> str:
+    return "names" if n == 1 else "name"  # "1 names uniform", "2 name uniform"

@@ -18,6 +18,7 @@ from assignors.protocol import Assignor
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
+from assignors.strategies.server_range import ServerRangeAssignor
 from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 from assignors.strategies.uniform import UniformAssignor
 
@@ -34,6 +35,7 @@ __all__ = [
     "is_builtin",
     "protocol_name",
     "resolve",
+    "server_protocol_name",
 ]
 
 
@@ -47,6 +49,7 @@ _BUILTINS: dict[str, Callable[[], Assignor]] = {
     StickyAssignor.name: StickyAssignor,
     CooperativeStickyAssignor.name: CooperativeStickyAssignor,
     UniformAssignor.name: UniformAssignor,
+    ServerRangeAssignor.name: ServerRangeAssignor,
     BalancedAssignor.name: BalancedAssignor,
 }
 
@@ -56,12 +59,13 @@ _CLASS_NAMES: dict[str, str] = {
     StickyAssignor.java_class: StickyAssignor.name,
     CooperativeStickyAssignor.java_class: CooperativeStickyAssignor.name,
     UniformAssignor.java_class: UniformAssignor.name,
+    ServerRangeAssignor.java_class: ServerRangeAssignor.name,
     BalancedAssignor.java_class: BalancedAssignor.name,
 }
 
 # KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
 # classic group's client-side election.
-SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name})
+SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name, ServerRangeAssignor.name})
 
 # The pseudo-strategy: the assignment under the strategy the group coordinator elects.
 ELECTED = "elected"
@@ -138,6 +142,25 @@ def classic_protocol_name(name: str, plugins_allowed: frozenset[str] = frozenset
         return None
     resolved = protocol_name(name)
     return None if resolved in SERVER_SIDE else resolved
+
+
+def server_protocol_name(name: str) -> str | None:
+    """The broker-side assignor a KIP-848 name stands for, or None.
+
+    What a `consumer` member sets in `group.remote.assignor`, or an operator lists in
+    `group.consumer.assignors`: the broker's own names (`uniform`, `range`), the Java class
+    names, or this package's protocol names. `range` means the broker-side range assignor
+    here: a KIP-848 group has no client-side assignor.
+
+    >>> java = "org.apache.kafka.coordinator.group.assignor.RangeAssignor"
+    >>> [server_protocol_name(n) for n in ("range", "uniform", "server-range", "roundrobin", java)]
+    ['server-range', 'uniform', 'server-range', None, 'server-range']
+    """
+    key = name.strip()
+    if key == ServerRangeAssignor.kafka_name:
+        return ServerRangeAssignor.name
+    found = canonical_name(key)
+    return found if found in SERVER_SIDE else None
 
 
 def get_assignor(name: str) -> Assignor:

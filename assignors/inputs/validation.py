@@ -21,6 +21,9 @@ from typing import TYPE_CHECKING
 
 from assignors.inputs.patterns.resolver import MAX_GROUP_BACKTRACKING_STEPS, PatternResolver
 from assignors.model import (
+    CLASSIC,
+    CONSUMER,
+    GROUP_PROTOCOLS,
     GroupSpec,
     Member,
     TopicMetadata,
@@ -76,6 +79,7 @@ class MemberRow:
     topic_pattern: str | None = None
     assignment_strategies: Sequence[str | None] | None = None
     generation: int | None = None
+    group_protocol: str | None = None
 
     def __init__(
         self,
@@ -86,6 +90,7 @@ class MemberRow:
         topic_pattern: str | None = None,
         assignment_strategies: Sequence[str | None] | None = None,
         generation: int | None = None,
+        group_protocol: str | None = None,
     ) -> None:
         object.__setattr__(self, "member_id", member_id)
         object.__setattr__(self, "group_instance_id", group_instance_id)
@@ -94,6 +99,7 @@ class MemberRow:
         object.__setattr__(self, "topic_pattern", topic_pattern)
         object.__setattr__(self, "assignment_strategies", assignment_strategies)
         object.__setattr__(self, "generation", generation)
+        object.__setattr__(self, "group_protocol", group_protocol)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -405,7 +411,7 @@ class _Subscriptions:
 
 def _draft(
     row: MemberRow,
-    known_strategy: Callable[[str], bool],
+    known_strategy: Callable[[str], bool] | None,
     subscriptions: _Subscriptions,
     found: _Found,
 ) -> _Draft | None:
@@ -432,8 +438,10 @@ def _draft(
             "empty group_instance_id; planned as a dynamic member",
             mid,
         )
-    for name in row.assignment_strategies or ():
-        if name is None or not known_strategy(name):
+    # None: a KIP-848 group, whose names the broker-side election checks (`assignors.planner`)
+    names = row.assignment_strategies if known_strategy is not None else None
+    for name in names or ():
+        if name is None or known_strategy is None or not known_strategy(name):
             found.add(
                 WARNING,
                 Reason.UNKNOWN_ASSIGNMENT_STRATEGY,
@@ -453,6 +461,53 @@ def _draft(
         generation,
         None if strategies is None else tuple(n for n in strategies if n is not None),
     )
+
+
+def normalise_group_protocol(value: str | None) -> str | None:
+    """`classic` or `consumer` for a `subscriptions.group_protocol` value (null is classic;
+    case and surrounding blanks are ignored, as the consumer's `group.protocol` config
+    ignores case); None for any other value.
+
+    >>> [normalise_group_protocol(v) for v in (None, "classic", " CONSUMER ", "", "kip848")]
+    ['classic', 'classic', 'consumer', None, None]
+    """
+    if value is None:
+        return CLASSIC
+    value = value.strip().lower()
+    return value if value in GROUP_PROTOCOLS else None
+
+
+def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> str | None:
+    """The group's protocol; None (and error rows) when a value is unknown or they differ.
+
+    A KIP-848 group can hold classic-protocol members during an online upgrade (the broker
+    then assigns them too), but a snapshot cannot say which group that is: a group that mixes
+    the two values is refused rather than planned under a guess.
+    """
+    seen: Counter[str] = Counter()
+    for row in rows:
+        protocol = normalise_group_protocol(row.group_protocol)
+        if protocol is None:
+            found.add(
+                ERROR,
+                Reason.UNKNOWN_GROUP_PROTOCOL,
+                f"group {group_id!r}: group_protocol {str(row.group_protocol)[:100]!r} is"
+                f" neither {CLASSIC!r} nor {CONSUMER!r} (null means {CLASSIC!r})",
+                row.member_id,
+            )
+        else:
+            seen[protocol] += 1
+    if len(seen) > 1:
+        counts = ", ".join(f"{n} {p}" for p, n in sorted(seen.items()))
+        found.add(
+            ERROR,
+            Reason.MIXED_GROUP_PROTOCOL,
+            f"group {group_id!r} mixes group protocols ({counts} members); group_protocol"
+            " must be the same for every member of a group",
+        )
+    if found.has_error or not seen:
+        return None
+    return next(iter(seen))
 
 
 def _owned_partitions(
@@ -524,9 +579,12 @@ def build_group(
         found.add(ERROR, Reason.EMPTY_GROUP_ID, "empty group_id: Kafka cannot form this group")
         return None, found.items
     rows = _sorted_rows(members)
+    protocol = _group_protocol(group_id, rows, found) or CLASSIC
     _check_identities(rows, found)
     subscriptions = _Subscriptions(catalog, resolve_pattern, found)
-    drafts = [d for row in rows if (d := _draft(row, known_strategy, subscriptions, found))]
+    # A KIP-848 group's names are the broker's to check (the election does).
+    known = known_strategy if protocol == CLASSIC else None
+    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found))]
     subscriptions.report()
     if found.has_error:
         return None, found.items
@@ -570,4 +628,4 @@ def build_group(
         )
         for d in drafts
     )
-    return GroupSpec(group_id, members_out, topics_meta, departed), found.items
+    return GroupSpec(group_id, members_out, topics_meta, departed, protocol), found.items

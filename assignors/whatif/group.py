@@ -21,6 +21,10 @@ group, next to `plan_group`.
 * `balance_gap_after` uses the exact bound of `assignors.analysis.bounds.best_balance`.
 * Load decides balance (`load_aware`) when the metrics rows carry a lag or weight imbalance
   (an `offsets` table or `topic_partitions.weight` was given).
+* A KIP-848 (`consumer`) group also competes under the broker-side assignors the broker runs
+  (`group_consumer_assignors`) that were planned, and they win a tie on every figure (no
+  change of protocol). A client-side recommendation says that it means going back to the
+  classic protocol; a different broker-side one names the `group.remote.assignor` to set.
 
 Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, planned
 under range and cooperative-sticky, range elected. A member joining moves 1 partition under
@@ -56,10 +60,11 @@ from typing import Final
 from assignors.analysis.bounds import best_balance
 from assignors.analysis.metrics import ELECTED_STRATEGY
 from assignors.catalog.catalog import ELECTED, StrategyCatalog
-from assignors.catalog.registry import Assignor
-from assignors.model import Assignment, GroupSpec, TopicPartition, by_fields
+from assignors.catalog.registry import SERVER_SIDE, Assignor
+from assignors.model import CONSUMER, Assignment, GroupSpec, TopicPartition, by_fields
 from assignors.planner import GroupPlan
 from assignors.problems import WARNING, Problem, Reason
+from assignors.strategies.server_range import ServerRangeAssignor
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM, RecommendationRow, recommend
 from assignors.whatif.simulation import (
     DEFAULT_MAX_MEMBERS,
@@ -145,7 +150,7 @@ def strategy_plans(
     for sp in plan.plans:
         chosen = sp.metrics.get(ELECTED_STRATEGY)
         if sp.strategy == ELECTED and isinstance(chosen, str) and chosen not in metrics:
-            factory = sp.factory or catalog.strategy_for(chosen).factory
+            factory = sp.factory or catalog.elected_strategy(chosen).factory
             plans.append((chosen, factory, sp.assignment))
             metrics[chosen] = {**sp.metrics, ELECTED_STRATEGY: None}
     return plans, metrics
@@ -224,12 +229,34 @@ def group_whatif(
     for row in out.costs:
         by_strategy.setdefault(str(row["strategy"]), []).append(row)
     elected = plan.election.elected if plan.election is not None else None
+    candidates = settings.recommend_from
+    kip848 = spec.group_protocol == CONSUMER
+    if kip848:
+        candidates = (*candidates, *(s for s in catalog.server_assignors if s not in candidates))
     out.recommendation = recommend(
         spec.group_id,
         elected,
-        settings.recommend_from,
+        candidates,
         metrics,
         by_strategy,
         load_aware=_load_aware(metrics) if load_aware is None else load_aware,
+        prefer=catalog.server_assignors if kip848 else (),
     )
+    if kip848:
+        _say_protocol(out.recommendation, elected)
     return out
+
+
+def _say_protocol(row: RecommendationRow, elected: str | None) -> None:
+    """What following a KIP-848 group's recommendation takes, appended to its reason."""
+    best = row.get("recommended_strategy")
+    if not isinstance(best, str) or best == elected:
+        return
+    if best in SERVER_SIDE:
+        name = ServerRangeAssignor.kafka_name if best == ServerRangeAssignor.name else best
+        row["reason"] = f"{row['reason']} (broker-side: set group.remote.assignor={name})"
+    else:
+        row["reason"] = (
+            f"{row['reason']} (client-side: the group would go back to the classic protocol,"
+            " group.protocol=classic)"
+        )

@@ -14,6 +14,8 @@ planned for the group. They are ranked lexicographically, best first:
 2. the fewest partitions paused over a `rolling_restart` (`rebalance_costs`);
 3. the fewest partitions moved on a `member_join`;
 4. the current (elected) strategy, so a full tie never recommends a change for nothing;
+   then the caller's `prefer` (a KIP-848 group prefers the broker-side assignors: no
+   change of group protocol);
 5. Kafka's default order: range, roundrobin, sticky, cooperative-sticky, then the others by
    name.
 
@@ -39,7 +41,7 @@ of 72')
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -177,16 +179,19 @@ def _first_value(f: Figures, which: str) -> float:
     return float(f"{value:.9g}") if which == "load" else float(value)
 
 
-def rank(figs: Sequence[Figures], current: str | None) -> list[Figures]:
+def rank(
+    figs: Sequence[Figures], current: str | None, prefer: Collection[str] = ()
+) -> list[Figures]:
     """The candidates best first, by the module's rule."""
     which = _first(figs)
 
-    def key(f: Figures) -> tuple[float, float, float, int, tuple[int, str]]:
+    def key(f: Figures) -> tuple[float, float, float, int, int, tuple[int, str]]:
         return (
             _first_value(f, which),
             math.inf if f.restart_paused is None else f.restart_paused,
             math.inf if f.join_moved is None else f.join_moved,
             0 if f.strategy == current else 1,
+            0 if f.strategy in prefer else 1,
             _kafka_rank(f.strategy),
         )
 
@@ -255,6 +260,7 @@ def recommend(
     costs_by_strategy: Mapping[str, Sequence[Mapping[str, object]]],
     *,
     load_aware: bool,
+    prefer: Collection[str] = (),
 ) -> RecommendationRow:
     """The `recommendations` row of one group (columns: RECOMMENDATION_COLUMNS).
 
@@ -272,7 +278,7 @@ def recommend(
         )
 
     cur = figs_of(elected) if elected is not None and elected in metrics_by_strategy else None
-    ranked = rank([figs_of(s) for s in planned], elected)
+    ranked = rank([figs_of(s) for s in planned], elected, prefer)
     row: RecommendationRow = {name: None for name, _, _ in RECOMMENDATION_COLUMNS}
     row["group_id"] = group_id
     row["current_strategy"] = elected

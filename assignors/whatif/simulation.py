@@ -26,9 +26,13 @@ What a rebalance costs (summed over the scenario's rebalances):
   (`ConsumerPartitionAssignor.RebalanceProtocol.EAGER`: range, roundrobin, sticky, and
   plugins unless they declare COOPERATIVE)
   revokes every owned partition at each rebalance, so every partition owned when it starts
-  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform; our
-  `balanced`; a plugin that declares it) pauses only what a member revokes and what a
-  leaving member held; a partition withheld in round 1 and assigned in round 2 pauses once;
+  pauses. The cooperative protocol (KIP-429: cooperative-sticky; KIP-848: uniform and
+  server-range; our `balanced`; a plugin that declares it) pauses only what a member revokes
+  and what a leaving member held; a partition withheld in round 1 and assigned in round 2
+  pauses once. KIP-848 has no stop-the-world pause at all: the broker computes a new target
+  and each member first revokes what it must give up, and only then is it assigned to its
+  new owner, so `paused` counts exactly the partitions revoked from live members plus those
+  of a leaving member, and `rounds` one target computation per rebalance;
 * `rounds`: JoinGroup rounds (cooperative-sticky needs a second round when something moves
   between live members; a group left with no member runs none);
 * `lag_moved`: the lag of the moved partitions (null without offsets).

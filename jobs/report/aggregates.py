@@ -9,6 +9,7 @@ from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
 from assignors.catalog.registry import ELECTED
+from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
 from jobs.report.tables import LOAD_COLUMNS, WORST_GROUPS, has
 
@@ -123,11 +124,17 @@ def recommendation_mix(recs: DataFrame) -> list[dict[str, Any]]:
 
 
 def elected_mix(elections: DataFrame) -> list[dict[str, Any]]:
-    """How many groups elected each strategy; no election is counted by its error."""
-    rows = elections.groupBy("elected_strategy", "error").count().collect()
+    """How many groups elected each strategy; no election is counted by its error. A KIP-848
+    group's broker-side choice is counted apart (`group_protocol = consumer`)."""
+    keys = ["elected_strategy", "error"]
+    if has(elections, "group_protocol"):
+        keys.append("group_protocol")
+    rows = elections.groupBy(*keys).count().collect()
     mix = []
     for r in rows:
-        if r["elected_strategy"] is not None:
+        if r["elected_strategy"] is not None and r.asDict().get("group_protocol") == CONSUMER:
+            label = f"{r['elected_strategy']} (consumer protocol, chosen by the broker)"
+        elif r["elected_strategy"] is not None:
             label = r["elected_strategy"]
         elif r["error"] == NOT_PLANNED:
             label = "not planned (rejected)"

@@ -23,10 +23,11 @@ def test_builtins_declare_the_protocols_kafka_gives_them() -> None:
         "sticky": (EAGER,),
         "cooperative-sticky": (EAGER, COOPERATIVE),
         "uniform": (COOPERATIVE,),
+        "server-range": (COOPERATIVE,),
         "balanced": (COOPERATIVE,),
     }
     stateless = {name for name in builtin_names() if get_assignor(name).stateless}
-    assert stateless == {"range", "roundrobin"}
+    assert stateless == {"range", "roundrobin", "server-range"}
 
 
 @pytest.mark.parametrize(
