@@ -30,8 +30,10 @@ def test_the_compiled_core_is_there_when_expected() -> None:
     """`make test-main` sets PLANNER_EXPECT_COMPILED=1: a missing build fails, never skips."""
     if os.environ.get("PLANNER_EXPECT_COMPILED") != "1":
         pytest.skip("PLANNER_EXPECT_COMPILED=1 not set: the pure-Python core is fine here")
+    sources = compiled_sources()
+    assert sources, f"no sources to compile under {PACKAGE}"
     built = {p.name.split(".")[0] for p in compiled_modules()}
-    missing = sorted({p.stem for p in compiled_sources()} - built)
+    missing = sorted({p.stem for p in sources} - built)
     assert not missing, f"not compiled: {missing}: run `make core`"
     # And the interpreter imports the extension modules, not the .py files next to them.
     for source in compiled_sources():
