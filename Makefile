@@ -127,8 +127,8 @@ test-unit: $(CORE_STAMP) ## Only the unit tests: the core and the jobs layer (no
 
 .PHONY: test-pure
 test-pure: $(STAMP) ## The core's unit tests on the uncompiled core (what a --py-files zip runs)
-	rm -rf build/pure && mkdir -p build/pure && cp -r assignors build/pure/
-	find build/pure/assignors \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
+	rm -rf build/pure && mkdir -p build/pure && cp -r assignors tools build/pure/
+	find build/pure \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
 	# bin/pytest, not `python -m pytest`: -m would put the project root (compiled) first
 	PYTHONPATH=$(abspath build/pure) $(VENV)/bin/pytest -p no:cacheprovider tests/core
 
