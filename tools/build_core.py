@@ -23,7 +23,7 @@ import sys
 import warnings
 from pathlib import Path
 
-PACKAGE = Path(__file__).resolve().parents[2] / "assignors"
+PACKAGE = Path(__file__).resolve().parents[1] / "assignors"
 # Not compiled: the package guard itself, and the modules that load plugins, hold the
 # strategy registry or are pickled field by field to executors (cold paths, all of them).
 INTERPRETED = frozenset({"__init__.py", "plugins.py", "catalog.py", "registry.py"})

@@ -110,11 +110,6 @@ def _classes(spec: GroupSpec) -> _Classes:
     )
 
 
-def lower_bound(spec: GroupSpec) -> tuple[int, BalanceBound, bool]:
-    """(closed-form lower bound, the bound as a result, whether it is already exact)."""
-    return _closed_form(_classes(spec))
-
-
 def _closed_form(c: _Classes) -> tuple[int, BalanceBound, bool]:
     if c.total == 0:
         return 0, BalanceBound(0, ()), True

@@ -84,6 +84,35 @@ EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
 
 
+# Packed ints instead of tuples in the start's hot loops (tests/core/test_packed_keys.py
+# checks that their integer order is the tuple order).
+def _pack_key(cost: int, node: int, nodes: int) -> int:
+    """A heap entry ordered as (cost, node); 0 <= node < nodes."""
+    return cost * nodes + node
+
+
+def _unpack_key(key: int, nodes: int) -> tuple[int, int]:
+    """(cost, node) of a `_pack_key` entry."""
+    return divmod(key, nodes)
+
+
+def _pack_pref(cost: int, owner: int, node: int, kind: int, nodes: int, kinds: int) -> int:
+    """Kind `kind` at node `node`, ordered as (cost, 0, 0, kind) if the kind is free (owner
+    -1) or the node's own, else as (cost, 1, -owner, -kind); cost >= -1, 0 <= owner < nodes,
+    0 <= kind < kinds."""
+    if owner == -1 or owner == node:
+        return (cost + 1) * 2 * (nodes + 1) * (kinds + 1) + kind
+    return (((cost + 1) * 2 + 1) * (nodes + 1) + nodes - owner) * (kinds + 1) + kinds - kind
+
+
+def _unpack_pref(key: int, nodes: int, kinds: int) -> tuple[int, int]:
+    """(cost, kind) of a `_pack_pref` key."""
+    cost = key // (2 * (nodes + 1) * (kinds + 1)) - 1
+    if key // ((nodes + 1) * (kinds + 1)) % 2 == 0:
+        return cost, key % (kinds + 1)
+    return cost, kinds - key % (kinds + 1)
+
+
 class _Problem:
     """A group reduced to what `balanced` optimises: members in Java order, partitions in
     (topic, partition) order, each partition's subscribers, racks and valid owner."""
@@ -228,7 +257,8 @@ class _ExactFlow:
         # shortest paths would give back to their owners.
         # The order is that of (cost, 0, 0, kind) for free and own kinds and (cost, 1, -owner,
         # -kind) for the others, packed in one int per (kind, node) (no tuple to build and
-        # compare): digits cost + 1, the flag, nodes - owner, and kind or kinds - kind.
+        # compare) by `_pack_pref`: digits cost + 1, the flag, nodes - owner, and kind or
+        # kinds - kind.
         n = len(self.nodes)
         nk = len(self.kinds)
         owner = [o if o < 0 else self.node_of[o] for (_, _, o), _ in self.kinds]
@@ -236,31 +266,23 @@ class _ExactFlow:
         for k, row in enumerate(self.cost):
             o = owner[k]
             for j, c in row.items():
-                if o == -1 or o == j:
-                    prefs[j].append((c + 1) * 2 * (n + 1) * (nk + 1) + k)
-                else:
-                    prefs[j].append((((c + 1) * 2 + 1) * (n + 1) + n - o) * (nk + 1) + nk - k)
-        # Per node its kinds' costs and indices in that order; heap entries are key * n + j
-        # (plain ints: (key, j) order without a tuple per push).
+                prefs[j].append(_pack_pref(c, o, j, k, n, nk))
+        # Per node its kinds' costs and indices in that order; heap entries are
+        # _pack_key(key, j, n) (plain ints: (key, j) order without a tuple per push).
         pref_cost: list[list[int]] = []
         pref_kind: list[list[int]] = []
         for p in prefs:
             p.sort()
-            pref_cost.append([key // (2 * (n + 1) * (nk + 1)) - 1 for key in p])
-            pref_kind.append(
-                [
-                    key % (nk + 1) if key // ((n + 1) * (nk + 1)) % 2 == 0 else nk - key % (nk + 1)
-                    for key in p
-                ]
-            )
+            pref_cost.append([_unpack_pref(key, n, nk)[0] for key in p])
+            pref_kind.append([_unpack_pref(key, n, nk)[1] for key in p])
         ptr = [0] * n
-        heap = [(cs[0] + self._next_cost(j)) * n + j for j, cs in enumerate(pref_cost) if cs]
+        heap = [_pack_key(cs[0] + self._next_cost(j), j, n) for j, cs in enumerate(pref_cost) if cs]
         heapq.heapify(heap)
         supply, load = self.supply, self.load
         sizes = [len(members) for members in self.nodes]
         left = sum(supply)
         while left:
-            key, j = divmod(heapq.heappop(heap), n)
+            key, j = _unpack_key(heapq.heappop(heap), n)
             kinds, i = pref_kind[j], ptr[j]
             while i < len(kinds) and not supply[kinds[i]]:
                 i += 1
@@ -280,12 +302,12 @@ class _ExactFlow:
                     load[j] += amount
                     taken += amount
                     cost = c + self._next_cost(j)
-                    if not supply[k] or (heap and cost * n + j > heap[0]):
+                    if not supply[k] or (heap and _pack_key(cost, j, n) > heap[0]):
                         break
                 self.flow[k][j] = self.flow[k].get(j, 0) + taken
                 self.held[j][k] = self.held[j].get(k, 0) + taken
                 left -= taken
-            heapq.heappush(heap, cost * n + j)  # stale keys only rise
+            heapq.heappush(heap, _pack_key(cost, j, n))  # stale keys only rise
 
     def _arcs(self, u: int) -> list[tuple[int, int]]:
         """Residual arcs out of vertex u, a node or the sink, with their cost: node -> kind

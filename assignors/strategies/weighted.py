@@ -356,17 +356,6 @@ def _to_assignment(spec: GroupSpec, inst: _Instance, st: _State) -> Assignment:
     return out
 
 
-def lpt(spec: GroupSpec, loads: Mapping[TopicPartition, int]) -> Assignment:
-    """Plain LPT: heaviest partition first (then topic, partition) to the least-loaded
-    eligible member, ties by fewest partitions, then member id in Java order.
-
-    The classic 4/3-approximation of P||Cmax (Graham 1969) without subscriptions; here only a
-    baseline that `assign_by_load` never does worse than.
-    """
-    inst = _instance(spec, loads, {})
-    return _to_assignment(spec, inst, _greedy(inst, _lpt_plain))
-
-
 def assign_by_load(
     spec: GroupSpec,
     loads: Mapping[TopicPartition, int],

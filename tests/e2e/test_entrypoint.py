@@ -13,7 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
-from estate_builders import member, write_estate
+from helpers.estate import member, write_estate
 
 from jobs import fs
 from jobs.config import PlannerConfig

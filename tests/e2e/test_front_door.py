@@ -6,7 +6,6 @@ the test session); tests/e2e/test_front_door_process.py covers what needs a proc
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import socket
@@ -16,7 +15,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from estate_builders import member, write_estate
+from helpers.estate import member, write_estate
+from helpers.front_door import siblings, snapshot
 
 from jobs import fs
 from jobs.output import swap
@@ -24,15 +24,6 @@ from jobs.plan_assignments import Manifest, main
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
-
-
-def snapshot(root: Path) -> dict[str, str]:
-    """Every file below `root` (hidden ones too) with a digest of its bytes."""
-    return {
-        str(p.relative_to(root)): hashlib.sha256(p.read_bytes()).hexdigest()
-        for p in sorted(root.rglob("*"))
-        if p.is_file()
-    }
 
 
 def small_estate(root: Path) -> Path:
@@ -46,10 +37,6 @@ def plan(*args: str | Path, capsys: Any = None) -> tuple[int, str]:
         code = int(exc.code or 0)
     out = capsys.readouterr() if capsys is not None else None
     return code, (out.out + out.err if out else "")
-
-
-def siblings(path: Path) -> list[str]:
-    return sorted(p.name for p in path.parent.glob(f".{path.name}.__*"))
 
 
 # --- 1. never delete what is not ours --------------------------------------------------------

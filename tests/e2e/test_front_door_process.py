@@ -16,7 +16,7 @@ from collections.abc import Callable
 from pathlib import Path
 
 import pytest
-from test_front_door import siblings, snapshot
+from helpers.front_door import siblings, snapshot
 
 from jobs.plan_assignments import main
 from tools.sample_estate import generate, write

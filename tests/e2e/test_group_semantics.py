@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from estate_builders import member, write_estate
+from helpers.estate import member, write_estate
 
 from jobs.config import PlannerConfig
 from jobs.plan_assignments import run

@@ -7,7 +7,7 @@ import json
 from pathlib import Path
 
 import pytest
-from estate_builders import member, write_estate
+from helpers.estate import member, write_estate
 
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS

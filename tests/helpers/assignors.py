@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from typing import ClassVar
 
+from assignors.catalog.registry import resolve
 from assignors.model import Assignment, GroupSpec, Rebalance
 from assignors.protocol import EAGER_ONLY, RebalanceProtocol
 
@@ -21,3 +22,14 @@ class EagerAssignor:
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         return Rebalance(self.assign(spec))
+
+
+class Flaky(EagerAssignor):
+    """Plans a 3-member group with range; fails on any other membership."""
+
+    name = "flaky"
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        if len(spec.members) != 3:
+            raise RuntimeError("boom")
+        return resolve("range")[1]().assign(spec)

@@ -31,6 +31,17 @@ from collections.abc import Sequence
 from assignors.racks import RackView
 
 
+# Heap keys are plain ints ordered as the tuple (size, rank): one int per push, no tuple to
+# build and compare. Valid while 0 <= rank < n (tests/core/test_packed_keys.py).
+def _pack_key(size: int, rank: int, n: int) -> int:
+    return size * n + rank
+
+
+def _unpack_key(key: int, n: int) -> tuple[int, int]:
+    """(size, rank) of a key made by `_pack_key`."""
+    return divmod(key, n)
+
+
 class _Movements:
     """Kafka's PartitionMovements: per topic, which partitions moved between which members."""
 
@@ -177,7 +188,7 @@ class _GeneralBuilder:
     def place(self, unassigned: Sequence[int]) -> None:
         """Step 4: every free partition to its least-loaded subscriber, by (size, rank)."""
         self.heaps: list[list[int]] = [
-            sorted(self.size[r] * self.n + r for r in ms) for ms in self.class_members
+            sorted(_pack_key(self.size[r], r, self.n) for r in ms) for ms in self.class_members
         ]
         if self.racks is not None:
             unassigned = self._place_on_racks(unassigned, self.racks)
@@ -193,7 +204,7 @@ class _GeneralBuilder:
         least_loaded, reassignable, held = self.least_loaded, self.reassignable_class, self.held
         for g in unassigned:
             k = tclass[gtopic[g]]
-            r = least_loaded(k) % n
+            r = _unpack_key(least_loaded(k), n)[1]
             lists[r][g] = None
             size[r] += 1
             owner[g] = r
@@ -212,7 +223,7 @@ class _GeneralBuilder:
         heaps: dict[tuple[int, str | None], list[int]] = {}
         for k, ms in enumerate(self.class_members):
             for r in ms:
-                heaps.setdefault((k, racks.member[r]), []).append(size[r] * n + r)
+                heaps.setdefault((k, racks.member[r]), []).append(_pack_key(size[r], r, n))
         for heap in heaps.values():
             heap.sort()
         left: list[int] = []
@@ -228,7 +239,7 @@ class _GeneralBuilder:
             if best < 0:
                 left.append(g)
             else:
-                self._give(g, best % n)
+                self._give(g, _unpack_key(best, n)[1])
         return left
 
     def _give(self, g: int, r: int) -> None:
@@ -253,8 +264,8 @@ class _GeneralBuilder:
         # Members of reassignable classes are always active (they hold partitions of that
         # class or miss some), so the heaps need no filtering; rebuild them with current sizes.
         for k in self.active_classes:
-            self.heaps[k] = sorted(size[r] * n + r for r in self.class_members[k])
-            self.top_heaps[k] = [-(size[r] * n + r) for r, c in self.held[k].items() if c]
+            self.heaps[k] = sorted(_pack_key(size[r], r, n) for r in self.class_members[k])
+            self.top_heaps[k] = [-_pack_key(size[r], r, n) for r, c in self.held[k].items() if c]
             heapq.heapify(self.top_heaps[k])
         # Global min/max over active members (Kafka's first/last of its TreeSet).
         for r in range(n):
@@ -298,12 +309,12 @@ class _GeneralBuilder:
         heap, size, n = self.heaps[k], self.size, self.n
         while True:
             key = heap[0]
-            s, r = divmod(key, n)
+            s, r = _unpack_key(key, n)
             cs = size[r]
             if s == cs:
                 return key
             if s < cs:
-                heapq.heapreplace(heap, cs * n + r)
+                heapq.heapreplace(heap, _pack_key(cs, r, n))
             else:
                 heapq.heappop(heap)
 
@@ -315,12 +326,12 @@ class _GeneralBuilder:
         """
         heap, hk, size, n = self.top_heaps[k], self.held[k], self.size, self.n
         while heap:
-            s, r = divmod(-heap[0], n)
+            s, r = _unpack_key(-heap[0], n)
             cs = size[r]
             if s == cs and hk.get(r):
                 return s
             if s > cs and hk.get(r):
-                heapq.heapreplace(heap, -(cs * n + r))
+                heapq.heapreplace(heap, -_pack_key(cs, r, n))
             else:
                 heapq.heappop(heap)
         return -1
@@ -338,7 +349,7 @@ class _GeneralBuilder:
         if self.hi - self.lo > 1:
             n = self.n
             for k in self.active_classes:
-                if self.most_loaded_holder(k) >= self.least_loaded(k) // n + 2:
+                if self.most_loaded_holder(k) >= _unpack_key(self.least_loaded(k), n)[0] + 2:
                     result = False
                     break
         self.balanced_cache = result
@@ -361,8 +372,8 @@ class _GeneralBuilder:
                     performed = modified = True
                     continue
                 key = self.least_loaded(tclass[gtopic[g]])
-                if size[c] > key // n + 1:
-                    self.move(g, key % n)
+                if size[c] > _unpack_key(key, n)[0] + 1:
+                    self.move(g, _unpack_key(key, n)[1])
                     performed = modified = True
             if not modified:
                 return performed
@@ -399,13 +410,13 @@ class _GeneralBuilder:
                 self.hi = ns
             if s == self.lo and not hist[s]:
                 self.lo = ns
-            key, heaps = -(ns * self.n + r), self.top_heaps
+            key, heaps = -_pack_key(ns, r, self.n), self.top_heaps
         else:
             if s == self.lo:
                 self.lo = ns
             if s == self.hi and not hist[s]:
                 self.hi = ns
-            key, heaps = ns * self.n + r, self.heaps
+            key, heaps = _pack_key(ns, r, self.n), self.heaps
         for k in self.member_classes[r]:
             if self.reassignable_class[k]:
                 heapq.heappush(heaps[k], key)
@@ -415,10 +426,10 @@ def _fresh_top(heap: list[int], size: Sequence[int], n: int) -> int:
     """The smallest current (size, rank) key of a heap whose members' sizes only grew."""
     while True:
         key = heap[0]
-        s, r = divmod(key, n)
+        s, r = _unpack_key(key, n)
         if s == size[r]:
             return key
-        heapq.heapreplace(heap, size[r] * n + r)
+        heapq.heapreplace(heap, _pack_key(size[r], r, n))
 
 
 def assign_general(

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import importlib
+import importlib.machinery
 import importlib.util
 import os
 import pickle
@@ -13,7 +15,7 @@ import pytest
 import assignors
 from assignors.inputs.validation import TopicStatus
 from assignors.whatif.group import WhatIfSettings
-from tools.build_core import INTERPRETED, compiled_modules, compiled_sources
+from tools.build_core import INTERPRETED, PACKAGE, compiled_modules, compiled_sources
 
 SO = ".cpython-311-x86_64-linux-gnu.so"
 
@@ -22,6 +24,23 @@ def test_the_core_is_compiled_whole_or_not_at_all() -> None:
     built = {p.name.split(".")[0] for p in compiled_modules()} - {"_core__mypyc"}
     assert built in (set(), {p.stem for p in compiled_sources()})
     assert not built & {Path(n).stem for n in INTERPRETED}
+
+
+def test_the_compiled_core_is_there_when_expected() -> None:
+    """`make test-main` sets PLANNER_EXPECT_COMPILED=1: a missing build fails, never skips."""
+    if os.environ.get("PLANNER_EXPECT_COMPILED") != "1":
+        pytest.skip("PLANNER_EXPECT_COMPILED=1 not set: the pure-Python core is fine here")
+    sources = compiled_sources()
+    assert sources, f"no sources to compile under {PACKAGE}"
+    built = {p.name.split(".")[0] for p in compiled_modules()}
+    missing = sorted({p.stem for p in sources} - built)
+    assert not missing, f"not compiled: {missing}: run `make core`"
+    # And the interpreter imports the extension modules, not the .py files next to them.
+    for source in compiled_sources():
+        parts = source.relative_to(PACKAGE.parent).with_suffix("").parts
+        name = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+        origin = importlib.import_module(name).__file__ or ""
+        assert origin.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)), (name, origin)
 
 
 def load_guard(package: Path) -> None:

@@ -1,7 +1,7 @@
 """Rack-aware RangeAssignor (KIP-881): Kafka's RangeAssignorTest rack facts and properties.
 
 Facts from reference §2.3 (R1-R6, the useRackAwareAssignment truth table), built with Kafka's
-`verifyRackAssignment` layout (tests/unit/rack_helpers.py). Cases Kafka runs with its
+`verifyRackAssignment` layout (tests/helpers/racks.py). Cases Kafka runs with its
 test-only `preferRackAwareLogic` flag are kept where the flag cannot matter (some partition
 sits on a strict subset of the racks, or the expected result is the non-rack one). "mm" is
 Kafka's rack-mismatch count; -1 (not checked in Kafka) is left out.
@@ -12,7 +12,7 @@ from __future__ import annotations
 import random
 
 import pytest
-from rack_helpers import layout, nulls, printed, rack_group, racks
+from helpers.racks import layout, nulls, printed, rack_group, racks
 
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.racks import rack_mismatch_count, replica_racks_by_partition, use_rack_aware

@@ -11,7 +11,7 @@ import random
 from collections.abc import Iterable, Mapping, Sequence
 
 import pytest
-from classic_helpers import (
+from helpers.classic import (
     SEEDS,
     check_valid,
     kafka_order,

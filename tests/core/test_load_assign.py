@@ -6,6 +6,7 @@ import random
 from collections.abc import Iterable, Mapping
 
 import pytest
+from helpers.baselines import lpt
 
 from assignors.analysis.load import (
     class_graph,
@@ -16,7 +17,7 @@ from assignors.analysis.load import (
 )
 from assignors.analysis.metrics import is_valid
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
-from assignors.strategies.weighted import assign_by_load, lpt
+from assignors.strategies.weighted import assign_by_load
 
 Loads = dict[TopicPartition, int]
 

@@ -143,7 +143,7 @@ def test_members_cannot_make_the_planner_import_unconfigured_plugins() -> None:
 
 # --- failures stay with their (group, strategy) (issues 7.4 and 13.8) ------------------------
 
-LEAST = "failing_plugins:LeastLoaded"
+LEAST = "helpers.failing_plugins:LeastLoaded"
 
 
 def catalog(*names: str, defaults: tuple[str, ...] = ("range",)) -> StrategyCatalog:
@@ -169,7 +169,7 @@ def test_builtin_bug_is_an_internal_error_of_that_strategy_only(
         "g",
     )
     assert "ZeroDivisionError: division by zero in the dealer" in p.detail
-    assert "unit/test_planner.py" in p.detail  # the innermost frame
+    assert "core/test_planner.py" in p.detail  # the innermost frame
     assert "in broken" in p.detail
     (record,) = caplog.records
     assert record.exc_info is not None  # the traceback goes to the log
@@ -182,9 +182,9 @@ def plugin_protocol(path: str) -> str:
 @pytest.mark.parametrize(
     ("plugin", "text"),
     [
-        ("failing_plugins:Exits", "SystemExit"),
-        ("failing_plugins:Cancelled", "CancelledError"),
-        ("failing_plugins:Bogus", "unknown member 'nobody'"),
+        ("helpers.failing_plugins:Exits", "SystemExit"),
+        ("helpers.failing_plugins:Cancelled", "CancelledError"),
+        ("helpers.failing_plugins:Bogus", "unknown member 'nobody'"),
     ],
 )
 def test_plugin_failure_fails_only_its_strategy(plugin: str, text: str) -> None:
@@ -197,7 +197,7 @@ def test_plugin_failure_fails_only_its_strategy(plugin: str, text: str) -> None:
 
 
 def test_plugin_keyboard_interrupt_is_isolated_only_on_the_executor_path() -> None:
-    strategies = catalog("range", "failing_plugins:Interrupted")
+    strategies = catalog("range", "helpers.failing_plugins:Interrupted")
     with pytest.raises(KeyboardInterrupt):  # on the driver it may be a real Ctrl-C
         plan_group(SPEC, strategies, False)
     plan = plan_group(SPEC, strategies, False, isolate_interrupts=True)
@@ -217,20 +217,24 @@ def test_builtin_base_exceptions_are_never_swallowed(monkeypatch: pytest.MonkeyP
 def test_elected_fails_only_when_the_elected_strategy_failed() -> None:
     # Members vote for the failing plugin: `elected` fails with it, `range` is planned.
     spec = voters(["exits", "range"], ["exits"])
-    plan = plan_group(spec, catalog("range", "failing_plugins:Exits", "elected"), False)
+    plan = plan_group(spec, catalog("range", "helpers.failing_plugins:Exits", "elected"), False)
     assert plan.election is not None
     assert plan.election.elected == "exits"
     assert [p.strategy for p in plan.plans] == ["range"]
     assert [(p.reason, p.strategy) for p in plan.problems] == [("ASSIGNOR_FAILED", "exits")]
     # They vote for range instead: `elected` is planned although the plugin failed.
-    ok = plan_group(voters(None, None), catalog("range", "failing_plugins:Exits", "elected"), False)
+    ok = plan_group(
+        voters(None, None), catalog("range", "helpers.failing_plugins:Exits", "elected"), False
+    )
     assert [p.strategy for p in ok.plans] == ["range", "elected"]
     assert [p.strategy for p in ok.problems] == ["exits"]
 
 
 def test_elected_plugin_planned_only_for_elected_fails_as_elected() -> None:
     spec = voters(["exits"], ["exits"])
-    plan = plan_group(spec, catalog("range", "elected", defaults=("failing_plugins:Exits",)), False)
+    plan = plan_group(
+        spec, catalog("range", "elected", defaults=("helpers.failing_plugins:Exits",)), False
+    )
     assert [p.strategy for p in plan.plans] == ["range"]
     assert [(p.reason, p.strategy) for p in plan.problems] == [("ASSIGNOR_FAILED", "elected")]
 

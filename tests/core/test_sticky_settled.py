@@ -7,7 +7,7 @@ import random
 from dataclasses import replace
 
 import pytest
-from test_sticky_properties import churn, fresh_group
+from helpers.sticky import churn, fresh_group
 
 from assignors.model import GroupSpec, Member, Rebalance, TopicMetadata
 from assignors.ownership import max_generation, received_rounds

@@ -9,7 +9,7 @@ import random
 from collections import deque
 
 import pytest
-from test_balanced import brute_force, check_valid, objective, random_group
+from helpers.balanced import brute_force, check_valid, objective, random_group
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.strategies.balanced import BalancedAssignor, _ExactFlow, _Problem

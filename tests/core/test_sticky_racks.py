@@ -1,7 +1,7 @@
 """Rack-aware sticky and cooperative-sticky (KIP-881): Kafka's rack facts and properties.
 
 Facts from reference §4.9 (AbstractStickyAssignorTest / CooperativeStickyAssignorTest), built
-with Kafka's `verifyRackAssignment` layout (tests/unit/rack_helpers.py). As in Kafka's
+with Kafka's `verifyRackAssignment` layout (tests/helpers/racks.py). As in Kafka's
 `verifyUniformSubscription` / `verifyNonEqualSubscription`, each case runs twice: fresh, and
 with every member owning the expected result, which must then stay unchanged. Kafka's test-only
 `preferRackAwareLogic` flag is left out: every fact below holds with the flag off.
@@ -15,9 +15,9 @@ from __future__ import annotations
 import random
 
 import pytest
-from classic_helpers import tp_list
-from rack_helpers import nulls, printed, rack_group, racks
-from test_sticky import assert_valid_and_balanced
+from helpers.classic import tp_list
+from helpers.racks import nulls, printed, rack_group, racks
+from helpers.sticky import assert_valid_and_balanced
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.racks import rack_mismatch_count

@@ -7,7 +7,7 @@ import random
 from collections.abc import Iterable
 
 import pytest
-from classic_helpers import java_units
+from helpers.classic import java_units
 
 from assignors.model import (
     GroupSpec,

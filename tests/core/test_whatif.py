@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
-from test_scenarios import Flaky
+from helpers.assignors import Flaky
 
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import resolve

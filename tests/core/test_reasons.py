@@ -5,8 +5,6 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from assignors.catalog import election, plugins
-from assignors.inputs import patterns
 from assignors.problems import Reason
 
 README = Path(__file__).resolve().parents[2] / "README.md"
@@ -32,11 +30,3 @@ def test_readme_table_lists_exactly_the_reason_codes() -> None:
 
 def test_reason_codes_are_stable_upper_snake() -> None:
     assert all(r.name == r.value and re.fullmatch(r"[A-Z][A-Z0-9_]+", r.value) for r in Reason)
-
-
-def test_modules_reuse_the_enum() -> None:
-    assert patterns.INVALID_PATTERN == Reason.INVALID_PATTERN
-    assert plugins.ASSIGNOR_FAILED == Reason.ASSIGNOR_FAILED
-    assert plugins.INVALID_ASSIGNMENT == Reason.INVALID_ASSIGNMENT
-    assert election.INCONSISTENT_GROUP_PROTOCOL == Reason.INCONSISTENT_GROUP_PROTOCOL
-    assert election.UNKNOWN_COMMON_STRATEGY == Reason.UNKNOWN_COMMON_STRATEGY

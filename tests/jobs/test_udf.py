@@ -67,7 +67,7 @@ def test_output_does_not_depend_on_the_order_rows_arrive_in() -> None:
 
 def test_plugin_failure_fails_only_its_strategy() -> None:
     tables = split_tables(
-        plan_bucket(bucket(groups=2), TOPICS, ctx("range", "failing_plugins:Exits"))
+        plan_bucket(bucket(groups=2), TOPICS, ctx("range", "helpers.failing_plugins:Exits"))
     )
     rejected = tables["rejected"]
     failed = rejected[rejected["reason"] == "ASSIGNOR_FAILED"]
@@ -79,7 +79,7 @@ def test_plugin_failure_fails_only_its_strategy() -> None:
 
 
 def plan_payloads(pdf: pd.DataFrame) -> list[str]:
-    wide = plan_bucket(pdf, TOPICS, ctx("range", "failing_plugins:Exits"))
+    wide = plan_bucket(pdf, TOPICS, ctx("range", "helpers.failing_plugins:Exits"))
     return list(wide.loc[wide["kind"] == "r", "payload"])
 
 

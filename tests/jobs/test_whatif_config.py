@@ -12,7 +12,7 @@ from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS
 from jobs.config import ConfigError, PlannerConfig, load_config
 from jobs.pipeline import check_strategies, whatif_settings
 
-PLUGIN = "failing_plugins:LeastLoaded"
+PLUGIN = "helpers.failing_plugins:LeastLoaded"
 
 
 def write(tmp_path: Path, text: str) -> Path:

@@ -6,8 +6,9 @@ import itertools
 import random
 
 import pytest
+from helpers.baselines import lower_bound
 
-from assignors.analysis.bounds import _by_flow, _classes, best_balance, lower_bound
+from assignors.analysis.bounds import _by_flow, _classes, best_balance
 from assignors.analysis.metrics import balance_metrics
 from assignors.catalog.registry import get_assignor
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition

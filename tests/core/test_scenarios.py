@@ -13,7 +13,7 @@ from collections.abc import Callable
 from typing import Any
 
 import pytest
-from helpers.assignors import EagerAssignor
+from helpers.assignors import Flaky
 
 from assignors.analysis.metrics import is_valid
 from assignors.catalog.registry import Assignor, resolve
@@ -270,17 +270,6 @@ def test_empty_group_and_group_without_topics() -> None:
     assert "partition_growth" not in rows2
     assert rows2["member_join"]["paused_partition_count"] == 0
     assert len(problems2) == 1
-
-
-class Flaky(EagerAssignor):
-    """Plans a 3-member group with range; fails on any other membership."""
-
-    name = "flaky"
-
-    def assign(self, spec: GroupSpec) -> Assignment:
-        if len(spec.members) != 3:
-            raise RuntimeError("boom")
-        return resolve("range")[1]().assign(spec)
 
 
 def test_an_assignor_failing_in_a_scenario_is_a_warning() -> None:

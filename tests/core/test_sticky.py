@@ -18,6 +18,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from itertools import permutations
 
 import pytest
+from helpers.sticky import assert_valid_and_balanced
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import valid_owned
@@ -67,25 +68,6 @@ def as_sets(a: Assignment) -> dict[str, set[TopicPartition]]:
 
 def sizes(a: Assignment) -> list[int]:
     return sorted(len(v) for v in a.values())
-
-
-def assert_valid_and_balanced(spec: GroupSpec, a: Assignment) -> None:
-    """Kafka's verifyValidityAndBalance (§4.7)."""
-    subs = {m.member_id: m.topics for m in spec.members}
-    assert set(a) == set(subs)
-    seen: set[TopicPartition] = set()
-    for m, parts in a.items():
-        for t, p in parts:
-            assert t in subs[m], (m, t)
-            assert 0 <= p < spec.partition_count(t)
-            assert (t, p) not in seen, (t, p)
-            seen.add((t, p))
-    ids = sorted(a)
-    for i, x in enumerate(ids):
-        for y in ids[i + 1 :]:
-            big, small = (x, y) if len(a[x]) > len(a[y]) else (y, x)
-            if len(a[big]) - len(a[small]) >= 2:
-                assert not {t for t, _ in a[big]} & {t for t, _ in a[small]}, (big, small)
 
 
 def fully_balanced(a: Assignment) -> bool:

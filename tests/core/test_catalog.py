@@ -11,7 +11,7 @@ from assignors.catalog.registry import UnknownStrategyError
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
 
-LEAST = "failing_plugins:LeastLoaded"
+LEAST = "helpers.failing_plugins:LeastLoaded"
 RANDOM = "assignors.catalog.examples.random_assignor:RandomAssignor"
 RANGE_CLASS = "org.apache.kafka.clients.consumer.RangeAssignor"
 
@@ -36,7 +36,7 @@ def test_assignors_are_fresh_per_call() -> None:
 
 
 def test_members_vote_for_a_configured_plugin_by_protocol_name_or_path() -> None:
-    # Issue 13.7: `least-loaded` counts when `failing_plugins:LeastLoaded` is configured.
+    # Issue 13.7: `least-loaded` counts when `helpers.failing_plugins:LeastLoaded` is configured.
     catalog = StrategyCatalog.build(["range", LEAST])
     assert catalog.vote("least-loaded") == "least-loaded"
     assert catalog.vote(f" {LEAST} ") == "least-loaded"
@@ -68,8 +68,16 @@ def test_strategy_for_finds_planned_plugins_and_builtins() -> None:
         (["range", RANGE_CLASS], KAFKA_DEFAULT_STRATEGIES, "same assignor twice: range"),
         (["rangee"], KAFKA_DEFAULT_STRATEGIES, "'rangee'"),
         (["range"], ["uniform"], "not a client-side strategy"),
-        (["range", "failing_plugins:Ranged"], KAFKA_DEFAULT_STRATEGIES, "same assignor twice"),
-        (["roundrobin"], ["roundrobin", "failing_plugins:Ranged"], "'range' is already taken"),
+        (
+            ["range", "helpers.failing_plugins:Ranged"],
+            KAFKA_DEFAULT_STRATEGIES,
+            "same assignor twice",
+        ),
+        (
+            ["roundrobin"],
+            ["roundrobin", "helpers.failing_plugins:Ranged"],
+            "'range' is already taken",
+        ),
     ],
 )
 def test_build_refuses_what_cannot_be_planned(

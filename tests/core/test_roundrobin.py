@@ -10,7 +10,7 @@ import random
 from collections.abc import Iterable, Mapping
 
 import pytest
-from classic_helpers import (
+from helpers.classic import (
     SEEDS,
     check_valid,
     java_units,
