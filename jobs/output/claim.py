@@ -14,7 +14,7 @@ from pyspark.sql import SparkSession
 
 from jobs.fs import FileSystem, HadoopFs, LocalFs
 from jobs.manifest import MANIFEST_FILE
-from jobs.output.lock import lock, unlock
+from jobs.output.lock import DEFAULT_LEASE_S, lock, unlock
 from jobs.output.swap import LOCK, OLD, PROBE, TMP, OutputError, Target, halt_jobs, place_of, uri_of
 
 log = logging.getLogger("planner")
@@ -138,7 +138,11 @@ def _check_local_move(target: Target) -> None:
 
 @contextmanager
 def claim(
-    spark: SparkSession, output_dir: str, input_dir: str | None = None, force: bool = False
+    spark: SparkSession,
+    output_dir: str,
+    input_dir: str | None = None,
+    force: bool = False,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> Iterator[Target]:
     """Check the output and lock it for this run; raises OutputError (exit 2) before planning.
 
@@ -163,7 +167,7 @@ def claim(
         fs.mkdirs(parent)
     except OSError as exc:
         raise OutputError(f"cannot create the output's parent {parent}: {exc}") from exc
-    lock(target)
+    lock(target, lease_s)
     try:
         _clean_stale(target)
         _check_contents(target, force)
