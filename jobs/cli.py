@@ -13,10 +13,13 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
-from jobs.config import ConfigError, load_config, session_error, valid_ds
+from pyspark.sql import SparkSession
+
+from jobs.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 from jobs.pipeline import check_strategies, run
@@ -132,6 +135,22 @@ def _not_an_interrupt(record: logging.LogRecord) -> bool:
     return not (_interrupted and record.name in ("root", "py4j.java_gateway", "py4j.clientserver"))
 
 
+def _quiet_jvm(spark: SparkSession, config: PlannerConfig) -> None:
+    """Spark's own log from FATAL up, unless the user chose its level (the config's [spark],
+    or spark-submit's --conf): a failing task logs its Java trace once per task, attempt and
+    layer (hundreds of lines for one full disk), and the planner prints the cause in one line
+    instead. `--verbose` keeps Spark's warnings and errors."""
+    if "spark.log.level" in config.spark:
+        return
+    try:
+        sc = spark.sparkContext
+        if "PYSPARK_GATEWAY_PORT" in os.environ and sc.getConf().contains("spark.log.level"):
+            return
+        sc.setLogLevel("FATAL")
+    except Exception:  # a session without a JVM context of its own (Spark Connect)
+        log.debug("cannot set Spark's log level", exc_info=True)
+
+
 def _plan(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config, args.strategies)
@@ -144,6 +163,8 @@ def _plan(args: argparse.Namespace) -> int:
     except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property
         log.error("configuration error: %s", session_error(exc, config))
         return EXIT_BAD_INPUT
+    if not args.verbose:
+        _quiet_jvm(spark, config)
     # PySpark's own SIGINT handler cancels jobs through the very py4j connection that is
     # waiting for an answer (a reentrant call that prints tracebacks); plain Python's raises
     # KeyboardInterrupt, and the output module stops the jobs before removing its temporary.

@@ -76,7 +76,11 @@ def describe(exc: BaseException) -> str:
         if chain:
             name, message = next(((n, m) for n, m in reversed(chain) if m.strip()), chain[-1])
             first = _first_line(message)
-            return _shorten(f"{name}: {first}" if first else name)
+            cause = f"{name}: {first}" if first else name
+            outer = _first_line(chain[0][1])
+            if len(chain) > 1 and outer and outer not in cause:
+                cause = f"{cause} (in: {outer})"  # where it happened: the file, the stage
+            return _shorten(cause)
     first = _first_line(str(exc))
     name = type(exc).__name__
     return _shorten(f"{name}: {first}" if first else name)

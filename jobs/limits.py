@@ -22,7 +22,7 @@ class Range:
     note: str = ""  # what the low end means, when it is special (0 = automatic)
 
     def describe(self) -> str:
-        text = f"an integer from {self.low:_} to {self.high:_}".replace("_", ",")
+        text = f"an integer >= {self.low:_} and <= {self.high:_}".replace("_", ",")
         return f"{text} ({self.note})" if self.note else text
 
 
