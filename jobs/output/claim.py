@@ -13,8 +13,9 @@ from pathlib import PurePosixPath
 from pyspark.sql import SparkSession
 
 from jobs.fs import FileSystem, HadoopFs, LocalFs
+from jobs.limits import DEFAULT_LEASE_S
 from jobs.manifest import MANIFEST_FILE
-from jobs.output.lock import DEFAULT_LEASE_S, lock, unlock
+from jobs.output.lock import lock, unlock
 from jobs.output.swap import LOCK, OLD, PROBE, TMP, OutputError, Target, halt_jobs, place_of, uri_of
 
 log = logging.getLogger("planner")

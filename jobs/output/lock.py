@@ -25,7 +25,6 @@ from jobs.output.swap import LOCK, OutputError, Target
 log = logging.getLogger("planner")
 
 
-
 class OutputLocked(OutputError):
     """Another live run holds the output's lock (exit 4: retry later, the input is fine)."""
 

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import jinja2
 
 
-def environment() -> Any:
+def environment() -> jinja2.Environment:
     """The page's Jinja2 environment: its template loader and filters."""
     import jinja2
 

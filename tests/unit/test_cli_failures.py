@@ -23,13 +23,13 @@ class _Java:
     def __init__(self, name: str, message: str | None, cause: _Java | None = None) -> None:
         self.name, self.message, self.cause = name, message, cause
 
-    def getClass(self) -> Any:  # noqa: N802 (Java's names)
+    def getClass(self) -> Any:
         return type("C", (), {"getName": lambda _: self.name})()
 
-    def getMessage(self) -> str | None:  # noqa: N802
+    def getMessage(self) -> str | None:
         return self.message
 
-    def getCause(self) -> _Java | None:  # noqa: N802
+    def getCause(self) -> _Java | None:
         return self.cause
 
 
@@ -60,7 +60,7 @@ def test_describe_names_the_innermost_java_cause_and_where() -> None:
 def test_describe_names_a_python_workers_exception() -> None:
     worker = _Java(
         "org.apache.spark.api.python.PythonException",
-        "Traceback (most recent call last):\n  File \"udf.py\", line 3, in f\n"
+        'Traceback (most recent call last):\n  File "udf.py", line 3, in f\n'
         "MemoryError: cannot allocate 8 GiB\n",
     )
     exc = Py4JJavaError(_Java("org.apache.spark.SparkException", "Job aborted", worker))
@@ -71,7 +71,7 @@ def test_describe_of_a_plain_python_exception() -> None:
     assert describe(ValueError("bad\nmore")) == "ValueError: bad"
 
 
-@pytest.fixture()
+@pytest.fixture
 def _no_jvm(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(cli, "build_session", lambda config: object())
     monkeypatch.setattr(signal, "signal", lambda *a: None)
@@ -121,6 +121,7 @@ def test_sigterm_mid_run_exits_143_with_one_line(
     assert cli.main(ARGS) == cli.EXIT_TERMINATED == 143
     err = capsys.readouterr().err
     assert err.strip() == "terminated (SIGTERM): nothing written, any previous output is unchanged"
+
     # the next run in the same process starts afresh: Ctrl-C is 130 again
     def ctrl_c(*_: Any, **__: Any) -> Any:
         cli._on_sigint(signal.SIGINT, None)

@@ -41,7 +41,9 @@ def test_both_ends_of_each_range_are_accepted(tmp_path: Path, section: str, key:
 
 
 def test_a_hundred_million_buckets_is_refused(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match=r"execution\.buckets must be an integer >= 0 and <= 100,000"):
+    with pytest.raises(
+        ConfigError, match=r"execution\.buckets must be an integer >= 0 and <= 100,000"
+    ):
         load_config(_config(tmp_path, "[execution]\nbuckets = 100000000\n"))
 
 
@@ -59,7 +61,7 @@ def test_every_numeric_setting_of_the_shipped_file_has_a_range() -> None:
 
 
 def test_an_empty_strategy_list_is_an_error(tmp_path: Path) -> None:
-    with pytest.raises(ConfigError, match="planner.strategies is empty"):
+    with pytest.raises(ConfigError, match=r"planner\.strategies is empty"):
         load_config(_config(tmp_path, "[planner]\nstrategies = []\n"))
 
 

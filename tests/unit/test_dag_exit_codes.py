@@ -27,7 +27,8 @@ def test_a_locked_output_is_retried_not_final() -> None:
     final, retried = _literal("FINAL_EXIT_CODES"), _literal("RETRIED_EXIT_CODES")
     assert cli.EXIT_LOCKED not in final
     assert cli.EXIT_LOCKED in retried
-    assert cli.EXIT_TERMINATED in retried and cli.EXIT_INTERRUPTED in retried
+    assert cli.EXIT_TERMINATED in retried
+    assert cli.EXIT_INTERRUPTED in retried
 
 
 def test_final_codes_are_the_verdicts_on_the_input() -> None:

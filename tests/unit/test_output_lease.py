@@ -60,7 +60,8 @@ def test_a_lock_not_renewed_within_its_lease_expires_on_any_host(
     try:
         taken = json.loads(path.read_text())
         assert taken["token"] == "mine"
-        assert taken["host"] == socket.gethostname() and taken["pid"] == os.getpid()
+        assert taken["host"] == socket.gethostname()
+        assert taken["pid"] == os.getpid()
         assert taken["lease_s"] == lock.DEFAULT_LEASE_S
         assert "removed the lock of a run that is gone (pid 1 on host another-host" in caplog.text
     finally:
