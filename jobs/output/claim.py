@@ -40,7 +40,7 @@ def _clean_stale(target: Target) -> None:
         if kind.startswith(OLD) and not target.fs.exists(target.path):
             log.warning("restoring the previous output %s left aside by a run that died", n)
             target.fs.rename(path, target.path)
-        elif kind.startswith((TMP, OLD, PROBE, LOCK + "-stale-")):
+        elif kind.startswith((TMP, OLD, PROBE, LOCK + "-stale-", LOCK + "-renew-")):
             log.warning("removing %s left by a run that died", path)
             target.fs.delete(path)
 

@@ -19,10 +19,12 @@ import socket
 import threading
 from typing import Any
 
+from jobs.fs import LocalFs
 from jobs.limits import DEFAULT_LEASE_S
 from jobs.output.swap import LOCK, OutputError, Target
 
 log = logging.getLogger("planner")
+RENEW = LOCK + "-renew-"  # the renewed lock's text before it replaces the lock
 
 
 class OutputLocked(OutputError):
@@ -116,14 +118,27 @@ class Heartbeat:
                     self.lost = True
                     log.warning("the lock %s is no longer this run's: not renewing it", lock)
                     return
-                self.target.fs.write_text(
-                    lock, _lock_text(self.target.token, self.lease_s, self.started)
+                _rewrite(
+                    self.target, lock, _lock_text(self.target.token, self.lease_s, self.started)
                 )
             except Exception as exc:  # a transient file-system error: try again next beat
                 log.warning("cannot renew the lock %s: %s", lock, exc)
 
 
 _beats: dict[str, Heartbeat] = {}
+
+
+def _rewrite(target: Target, lock: str, text: str) -> None:
+    """Replace the lock's text. Locally in one rename, so a reader never sees it half written;
+    elsewhere (HDFS) an overwrite, and a reader that catches it mid-write finds no holder it
+    can judge and treats the lock as held (exit 4, a retry later)."""
+    if isinstance(target.fs, LocalFs):
+        renewed = target.sibling(RENEW, target.token)
+        with open(renewed, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(renewed, lock)
+    else:
+        target.fs.write_text(lock, text)
 
 
 def lock(target: Target, lease_s: float = DEFAULT_LEASE_S) -> None:
