@@ -30,7 +30,6 @@ job fails naming it.
 from __future__ import annotations
 
 from jobs.output.claim import atomic_output, claim, normalize
-from jobs.output.lock import OutputLocked
-from jobs.output.swap import OutputError, Target
+from jobs.output.swap import OutputError, OutputLocked, Target
 
 __all__ = ["OutputError", "OutputLocked", "Target", "atomic_output", "claim", "normalize"]

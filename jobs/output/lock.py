@@ -21,14 +21,10 @@ from typing import Any
 
 from jobs.fs import LocalFs
 from jobs.limits import DEFAULT_LEASE_S
-from jobs.output.swap import LOCK, OutputError, Target
+from jobs.output.swap import LOCK, OutputError, OutputLocked, Target
 
 log = logging.getLogger("planner")
 RENEW = LOCK + "-renew-"  # the renewed lock's text before it replaces the lock
-
-
-class OutputLocked(OutputError):
-    """Another live run holds the output's lock (exit 4: retry later, the input is fine)."""
 
 
 def _now() -> dt.datetime:

@@ -116,3 +116,23 @@ def test_a_holder_whose_lock_was_taken_over_stops_renewing_it(tmp_path: Path) ->
     assert json.loads(path.read_text())["token"] == "next-run", "never overwritten"
     lock.unlock(target)
     assert json.loads(path.read_text())["token"] == "next-run", "never removed"
+
+
+def test_a_run_whose_lock_was_taken_over_does_not_swap_its_output_in(tmp_path: Path) -> None:
+    target = _target(tmp_path)
+    out = tmp_path / "out"
+    out.mkdir()
+    (out / "_manifest.json").write_text('{"ds": "previous"}')
+    lock.lock(target)
+    path = tmp_path / ".out.__lock"
+    try:
+        with (  # noqa: PT012
+            pytest.raises(OutputLocked, match="taken over by another run"),
+            target.replace() as tmp,
+        ):
+            Path(tmp.removeprefix("file://")).mkdir()
+            path.write_text(json.dumps({"token": "next-run", "host": "h", "pid": 1}))
+    finally:
+        lock.unlock(target)
+    assert (out / "_manifest.json").read_text() == '{"ds": "previous"}'
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".out.__lock", "out"]
