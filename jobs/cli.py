@@ -88,7 +88,7 @@ def main(argv: list[str] | None = None) -> int:
     _interrupted, _signal = False, None  # a fresh run (main may be called more than once)
     # SIGTERM from here on unwinds like Ctrl-C: lock released, temporary removed, one line.
     # (Python's default for SIGTERM is to die at once, leaving the lock behind.)
-    signal.signal(signal.SIGTERM, _on_sigterm)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _plan(args)
     except KeyboardInterrupt:
@@ -102,6 +102,9 @@ def main(argv: list[str] | None = None) -> int:
             return EXIT_TERMINATED
         print("interrupted: nothing written, any previous output is unchanged", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:  # an in-process caller (a test) gets its handler back
+            signal.signal(signal.SIGTERM, previous)
 
 
 _interrupted = False
