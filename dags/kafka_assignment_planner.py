@@ -15,7 +15,10 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
 - The Spark task retries: the job writes a hidden temporary directory and swaps it in only
   when every table and `_manifest.json` are complete, so a retried run never mixes with a
   half-written one. Exit codes 2 (schema/config error) and 3 (ran, needs attention) are the
-  job's verdict on the input, so they fail the task at once instead of retrying.
+  job's verdict on the input, so they fail the task at once instead of retrying. Exit 4 (the
+  output is locked by another run that is still alive) and 143 (terminated) are retried after
+  `retry_delay`: a run that died without releasing its lock stops renewing it, and the lock
+  expires `[output] lock_lease_s` (default 5 minutes) after its last renewal.
 - `spark_master` empty: the master of connection `spark_conn_id` (spark-submit must be on the
   worker's PATH, as the provider requires). `python` empty: the interpreter spark-submit and
   the cluster choose; set it to a Python that has the project's pinned runtime dependencies.
@@ -39,6 +42,13 @@ PLANNER_HOME = os.environ.get("PLANNER_HOME") or str(Path(__file__).resolve().pa
 FINAL_EXIT_CODES = {
     2: "schema or configuration error, nothing written",
     3: "the run completed but needs attention (nothing planned, or an internal error)",
+}
+# The exit codes a later try can change, retried after retry_delay (any other code is too).
+RETRIED_EXIT_CODES = {
+    1: "unexpected failure",
+    4: "the output is locked by another run that is still alive",
+    130: "interrupted",
+    143: "terminated (SIGTERM)",
 }
 
 
@@ -98,6 +108,10 @@ class PlannerSubmitOperator(SparkSubmitOperator):
             if code in FINAL_EXIT_CODES:
                 raise AirflowFailException(
                     f"the planner exited {code}: {FINAL_EXIT_CODES[code]}; not retrying"
+                ) from exc
+            if code in RETRIED_EXIT_CODES:
+                raise AirflowException(
+                    f"the planner exited {code}: {RETRIED_EXIT_CODES[code]}; retried later"
                 ) from exc
             raise
 

@@ -2,19 +2,26 @@
 
 Exit codes: 0 planned (possibly with rejected rows); 2 schema, configuration or output-location
 error, nothing written; 3 completed but needs attention (nothing planned at all, or an
-internal error in some group: the tables are written); 130 interrupted (Ctrl-C), nothing
-written; 1 unexpected failure, nothing written (output appears atomically).
+internal error in some group: the tables are written); 4 the output is locked by another run
+that is still alive (retry later), nothing written; 130 interrupted (Ctrl-C), 143 terminated
+(SIGTERM, as Airflow's execution_timeout, YARN and Kubernetes send it), nothing written, the
+lock released; 1 unexpected failure, nothing written (output appears atomically). A failure
+prints one line naming its cause; `--verbose` adds the full trace.
 """
 
 from __future__ import annotations
 
 import argparse
 import logging
+import os
 import signal
 import sys
 
-from jobs.config import ConfigError, load_config, session_error, valid_ds
-from jobs.output import OutputError
+from pyspark.sql import SparkSession
+
+from jobs.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
+from jobs.failures import describe
+from jobs.output import OutputError, OutputLocked
 from jobs.pipeline import check_strategies, run
 from jobs.schemas import SchemaError
 from jobs.session import build_session
@@ -25,7 +32,9 @@ EXIT_OK = 0
 EXIT_UNEXPECTED = 1
 EXIT_BAD_INPUT = 2
 EXIT_NEEDS_ATTENTION = 3
+EXIT_LOCKED = 4  # another live run holds the output: the input is fine, retry later
 EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -53,6 +62,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_false",
         help="do not write report.html (the estate report) beside the tables",
     )
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="on a failure, print the full Python and Java trace, not only its cause",
+    )
     args = p.parse_args(argv)
     if args.ds is not None and not valid_ds(args.ds):
         p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
@@ -70,23 +84,47 @@ def main(argv: list[str] | None = None) -> int:
     for handler in logging.getLogger().handlers:
         handler.addFilter(_not_an_interrupt)
     args = parse_args(argv)
+    global _interrupted, _signal
+    _interrupted, _signal = False, None  # a fresh run (main may be called more than once)
+    # SIGTERM from here on unwinds like Ctrl-C: lock released, temporary removed, one line.
+    # (Python's default for SIGTERM is to die at once, leaving the lock behind.)
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return _plan(args)
     except KeyboardInterrupt:
         # One line, no traceback: the temporary output is already gone (the output module
         # deletes it on any exception) and a previous output is untouched.
+        if _signal == signal.SIGTERM:
+            print(
+                "terminated (SIGTERM): nothing written, any previous output is unchanged",
+                file=sys.stderr,
+            )
+            return EXIT_TERMINATED
         print("interrupted: nothing written, any previous output is unchanged", file=sys.stderr)
         return EXIT_INTERRUPTED
+    finally:
+        if previous is not None:  # an in-process caller (a test) gets its handler back
+            signal.signal(signal.SIGTERM, previous)
 
 
 _interrupted = False
+_signal: int | None = None
 
 
 def _on_sigint(signum: int, frame: object) -> None:
     """Python's own Ctrl-C behaviour (KeyboardInterrupt), remembering that it happened."""
-    global _interrupted
+    global _interrupted, _signal
     _interrupted = True
+    _signal = _signal or signum
     raise KeyboardInterrupt
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """SIGTERM is a request to stop, as Ctrl-C is: the same unwinding, its own exit code.
+    A second signal while unwinding is ignored, so the cleanup finishes."""
+    if _interrupted:
+        return
+    _on_sigint(signum, frame)
 
 
 def _not_an_interrupt(record: logging.LogRecord) -> bool:
@@ -95,9 +133,25 @@ def _not_an_interrupt(record: logging.LogRecord) -> bool:
     while the jobs are cancelled (the user asked for the stop; one line says so)."""
     if not record.exc_info:
         return True
-    if record.exc_info[0] is KeyboardInterrupt:
+    if record.exc_info[0] is not None and issubclass(record.exc_info[0], KeyboardInterrupt):
         return False
     return not (_interrupted and record.name in ("root", "py4j.java_gateway", "py4j.clientserver"))
+
+
+def _quiet_jvm(spark: SparkSession, config: PlannerConfig) -> None:
+    """Spark's own log from FATAL up, unless the user chose its level (the config's [spark],
+    or spark-submit's --conf): a failing task logs its Java trace once per task, attempt and
+    layer (hundreds of lines for one full disk), and the planner prints the cause in one line
+    instead. `--verbose` keeps Spark's warnings and errors."""
+    if "spark.log.level" in config.spark:
+        return
+    try:
+        sc = spark.sparkContext
+        if "PYSPARK_GATEWAY_PORT" in os.environ and sc.getConf().contains("spark.log.level"):
+            return
+        sc.setLogLevel("FATAL")
+    except Exception:  # a session without a JVM context of its own (Spark Connect)
+        log.debug("cannot set Spark's log level", exc_info=True)
 
 
 def _plan(args: argparse.Namespace) -> int:
@@ -112,6 +166,8 @@ def _plan(args: argparse.Namespace) -> int:
     except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property
         log.error("configuration error: %s", session_error(exc, config))
         return EXIT_BAD_INPUT
+    if not args.verbose:
+        _quiet_jvm(spark, config)
     # PySpark's own SIGINT handler cancels jobs through the very py4j connection that is
     # waiting for an answer (a reentrant call that prints tracebacks); plain Python's raises
     # KeyboardInterrupt, and the output module stops the jobs before removing its temporary.
@@ -129,15 +185,24 @@ def _plan(args: argparse.Namespace) -> int:
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except OutputLocked as exc:
+        log.error("output locked, nothing written (exit 4, retry later): %s", exc)
+        return EXIT_LOCKED
     except OutputError as exc:
         log.error("output refused, nothing written: %s", exc)
         return EXIT_BAD_INPUT
-    except Exception:
+    except Exception as exc:
         if _interrupted:
             # Ctrl-C reaches the JVM too (one process group): a py4j call made while
             # handling the KeyboardInterrupt then fails on the closed connection.
             raise KeyboardInterrupt from None
-        log.exception("unexpected failure, nothing written")
+        if args.verbose:
+            log.exception("unexpected failure, nothing written: %s", describe(exc))
+        else:
+            log.error(
+                "unexpected failure, nothing written: %s (--verbose shows the full trace)",
+                describe(exc),
+            )
         return EXIT_UNEXPECTED
     print(format_summary(result))
     attention = result.needs_attention()

@@ -22,6 +22,8 @@ from assignors.planner import BALANCE_BY
 from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
+from jobs import limits
+from jobs.limits import DEFAULT_LEASE_S
 
 DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
 
@@ -40,6 +42,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "group_consumer_assignors",
     ),
     "execution": ("buckets", "output_files", "group_timeout_s", "group_memory_mb"),
+    "output": ("lock_lease_s",),
     "spark": (),  # any Spark property
 }
 
@@ -50,7 +53,17 @@ class ConfigError(ValueError):
 
 @dataclass(frozen=True)
 class PlannerConfig:
-    strategies: tuple[str, ...] = ("range", "roundrobin")
+    # The defaults are conf/planner.toml's values (a test keeps them equal): what a run gets
+    # for a key its config leaves out, and what a config-less caller gets.
+    strategies: tuple[str, ...] = (
+        "range",
+        "roundrobin",
+        "sticky",
+        "cooperative-sticky",
+        "uniform",
+        "balanced",
+        "elected",
+    )
     default_assignment_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
     buckets: int = 0
     output_files: int = 2
@@ -68,6 +81,8 @@ class PlannerConfig:
     group_memory_mb: int = 2048
     # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
     group_consumer_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
+    # seconds a run's output lock may go unrenewed before another run may take it
+    lock_lease_s: int = DEFAULT_LEASE_S
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -85,6 +100,7 @@ class PlannerConfig:
             "group_timeout_s": self.group_timeout_s,
             "group_memory_mb": self.group_memory_mb,
             "group_consumer_assignors": list(self.group_consumer_assignors),
+            "lock_lease_s": self.lock_lease_s,
         }
 
 
@@ -97,11 +113,23 @@ def _str_list(
     return tuple(v.strip() for v in value)
 
 
-def _positive_int(table: dict[str, Any], key: str, default: int, src: str, minimum: int) -> int:
-    value = table.get(key, default)
-    if not isinstance(value, int) or isinstance(value, bool) or value < minimum:
-        raise ConfigError(f"{src}: execution.{key} must be an integer >= {minimum}, got {value!r}")
-    return value
+def _ranged(table: dict[str, Any], section: str, key: str, default: int, src: str) -> int:
+    """A numeric setting within its documented range (jobs/limits.py)."""
+    try:
+        return limits.checked(table, section, key, default, src)
+    except ValueError as exc:
+        raise ConfigError(str(exc)) from None
+
+
+def _shipped_tables(cfg_path: Path) -> dict[str, Any]:
+    """The shipped conf/planner.toml's tables, under a custom config's: a key the custom
+    config leaves out keeps the shipped value (one home for the defaults)."""
+    if cfg_path.resolve() == DEFAULT_CONFIG.resolve() or not DEFAULT_CONFIG.is_file():
+        return {}
+    try:
+        return tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
+    except (OSError, tomllib.TOMLDecodeError):
+        return {}  # only a broken installation: the dataclass defaults (the same values) apply
 
 
 def _balance_by(table: dict[str, Any], src: str) -> str:
@@ -223,9 +251,13 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {src} is not valid TOML: {exc}") from exc
     check_keys(data, src)
-    planner = data.get("planner", {})
-    execution = data.get("execution", {})
+    shipped = _shipped_tables(cfg_path)
+    planner = {**shipped.get("planner", {}), **data.get("planner", {})}
+    execution = {**shipped.get("execution", {}), **data.get("execution", {})}
+    output = {**shipped.get("output", {}), **data.get("output", {})}
     chosen = _str_list(planner, "strategies", PlannerConfig.strategies, src)
+    if not chosen and strategies is None:
+        raise ConfigError(f"{src}: planner.strategies is empty: name at least one strategy")
     if strategies is not None:
         chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
         if not chosen:
@@ -240,44 +272,28 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
             PlannerConfig.default_assignment_strategies,
             src,
         ),
-        buckets=_positive_int(execution, "buckets", 0, src, 0),
-        output_files=_positive_int(execution, "output_files", 2, src, 1),
+        buckets=_ranged(execution, "execution", "buckets", PlannerConfig.buckets, src),
+        output_files=_ranged(
+            execution, "execution", "output_files", PlannerConfig.output_files, src
+        ),
         spark=_spark_properties(data.get("spark", {}), src, cfg_path),
         source=src,
         balance_by=_balance_by(planner, src),
         group_consumer_assignors=_str_list(
             planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
         ),
+        lock_lease_s=_ranged(output, "output", "lock_lease_s", PlannerConfig.lock_lease_s, src),
         **_whatif_settings(planner, src),
         **_guard_settings(execution, src),
     )
 
 
-# The guard's ranges: a day per group at most; from 64 MiB to 1 TiB per worker's child.
-GROUP_TIMEOUT_RANGE = (0.0, 86_400.0)
-GROUP_MEMORY_RANGE = (64, 1_048_576)
-
-
 def _guard_settings(execution: dict[str, Any], src: str) -> dict[str, Any]:
-    timeout = execution.get("group_timeout_s", PlannerConfig.group_timeout_s)
-    lo, hi = GROUP_TIMEOUT_RANGE
-    if isinstance(timeout, bool) or not isinstance(timeout, int | float) or not lo <= timeout <= hi:
-        raise ConfigError(
-            f"{src}: execution.group_timeout_s must be a number of seconds from {lo:g} (no"
-            f" limit) to {hi:g}, got {timeout!r}"
-        )
-    memory = execution.get("group_memory_mb", PlannerConfig.group_memory_mb)
-    lo_mb, hi_mb = GROUP_MEMORY_RANGE
-    if (
-        isinstance(memory, bool)
-        or not isinstance(memory, int)
-        or not (memory == 0 or lo_mb <= memory <= hi_mb)
-    ):
-        raise ConfigError(
-            f"{src}: execution.group_memory_mb must be 0 (no limit) or an integer from {lo_mb}"
-            f" to {hi_mb}, got {memory!r}"
-        )
-    return {"group_timeout_s": float(timeout), "group_memory_mb": memory}
+    """The per-group guard's limits (jobs/guard.py)."""
+    return {
+        "group_timeout_s": float(_ranged(execution, "execution", "group_timeout_s", 60, src)),
+        "group_memory_mb": _ranged(execution, "execution", "group_memory_mb", 2048, src),
+    }
 
 
 def _whatif_settings(planner: dict[str, Any], src: str) -> dict[str, Any]:
@@ -290,18 +306,16 @@ def _whatif_settings(planner: dict[str, Any], src: str) -> dict[str, Any]:
         scenarios = check_scenarios(v.strip() for v in value)
     except ValueError as exc:
         raise ConfigError(f"{src}: scenarios: {exc}") from exc
-    limits = {}
-    for key, default in (
-        ("scenario_max_members", DEFAULT_MAX_MEMBERS),
-        ("scenario_max_partitions", DEFAULT_MAX_PARTITIONS),
-    ):
-        limit = planner.get(key, default)
-        if not isinstance(limit, int) or isinstance(limit, bool) or limit < 0:
-            raise ConfigError(f"{src}: planner.{key} must be an integer >= 0, got {limit!r}")
-        limits[key] = limit
+    caps = {
+        key: _ranged(planner, "planner", key, default, src)
+        for key, default in (
+            ("scenario_max_members", DEFAULT_MAX_MEMBERS),
+            ("scenario_max_partitions", DEFAULT_MAX_PARTITIONS),
+        )
+    }
     return {
         "scenarios": scenarios,
-        **limits,
+        **caps,
         "recommend_from": tuple(
             dict.fromkeys(_str_list(planner, "recommend_from", DEFAULT_RECOMMEND_FROM, src))
         ),

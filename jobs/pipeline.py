@@ -334,7 +334,7 @@ def run(
         spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
     )
     output_dir = output.normalize(output_dir)
-    with output.claim(spark, output_dir, input_dir, force) as target:
+    with output.claim(spark, output_dir, input_dir, force, config.lock_lease_s) as target:
         log.info("reading inputs from %s", input_dir)
         tables = read_inputs(spark, input_dir)
         input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}

@@ -6,8 +6,10 @@ The job never deletes what is not its own (DESIGN §5). Before any planning, `cl
   fully qualified paths: symlinks, relative paths and `file:` URIs cannot hide an overlap);
 - refuses an existing plain file, and a non-empty directory without `_manifest.json` (the mark
   of a previous output of this planner) unless `--force`, which never overrides the rest;
-- takes a lock file beside the output (`.NAME.__lock`: pid, host, start time), so two runs
-  on one output never interleave: the second one stops with exit 2 naming the holder;
+- takes a lock file beside the output (`.NAME.__lock`: pid, host, start and renewal times,
+  lease), so two runs on one output never interleave: the second one stops with exit 4 naming
+  the holder; the holder renews the lock while it runs, and a lock not renewed within its lease
+  (`[output] lock_lease_s`) is a dead run's, on any host;
 - removes the temporaries (`.NAME.__tmp-*`, `.NAME.__old-*`) of runs that died, which no live
   run holds any more (their lock is gone or belongs to a dead pid on this host);
 - checks that the output's parent is writable and that a rename works there (a probe
@@ -28,6 +30,6 @@ job fails naming it.
 from __future__ import annotations
 
 from jobs.output.claim import atomic_output, claim, normalize
-from jobs.output.swap import OutputError, Target
+from jobs.output.swap import OutputError, OutputLocked, Target
 
-__all__ = ["OutputError", "Target", "atomic_output", "claim", "normalize"]
+__all__ = ["OutputError", "OutputLocked", "Target", "atomic_output", "claim", "normalize"]

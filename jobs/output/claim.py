@@ -13,6 +13,7 @@ from pathlib import PurePosixPath
 from pyspark.sql import SparkSession
 
 from jobs.fs import FileSystem, HadoopFs, LocalFs
+from jobs.limits import DEFAULT_LEASE_S
 from jobs.manifest import MANIFEST_FILE
 from jobs.output.lock import lock, unlock
 from jobs.output.swap import LOCK, OLD, PROBE, TMP, OutputError, Target, halt_jobs, place_of, uri_of
@@ -39,7 +40,7 @@ def _clean_stale(target: Target) -> None:
         if kind.startswith(OLD) and not target.fs.exists(target.path):
             log.warning("restoring the previous output %s left aside by a run that died", n)
             target.fs.rename(path, target.path)
-        elif kind.startswith((TMP, OLD, PROBE, LOCK + "-stale-")):
+        elif kind.startswith((TMP, OLD, PROBE, LOCK + "-stale-", LOCK + "-renew-")):
             log.warning("removing %s left by a run that died", path)
             target.fs.delete(path)
 
@@ -138,7 +139,11 @@ def _check_local_move(target: Target) -> None:
 
 @contextmanager
 def claim(
-    spark: SparkSession, output_dir: str, input_dir: str | None = None, force: bool = False
+    spark: SparkSession,
+    output_dir: str,
+    input_dir: str | None = None,
+    force: bool = False,
+    lease_s: float = DEFAULT_LEASE_S,
 ) -> Iterator[Target]:
     """Check the output and lock it for this run; raises OutputError (exit 2) before planning.
 
@@ -163,7 +168,7 @@ def claim(
         fs.mkdirs(parent)
     except OSError as exc:
         raise OutputError(f"cannot create the output's parent {parent}: {exc}") from exc
-    lock(target)
+    lock(target, lease_s)
     try:
         _clean_stale(target)
         _check_contents(target, force)

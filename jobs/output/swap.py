@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import time
 from collections.abc import Callable, Iterator
@@ -19,6 +20,10 @@ TMP, OLD, PROBE, LOCK = "__tmp-", "__old-", "__probe-", "__lock"
 
 class OutputError(Exception):
     """The output location is unsafe or unusable; nothing was written (exit 2)."""
+
+
+class OutputLocked(OutputError):
+    """Another live run holds the output's lock (exit 4: retry later, the input is fine)."""
 
 
 @dataclass(frozen=True)
@@ -90,7 +95,22 @@ class Target:
             self.halt()
             self.fs.delete(tmp)
             raise
+        if not self._still_locked():
+            # This run stopped renewing its lock for longer than the lease (a paused process)
+            # and another run took it over: that run owns the output now.
+            self.fs.delete(tmp)
+            raise OutputLocked(
+                f"the lock of {self.output} was taken over by another run while this one was"
+                " stalled past its lease: the output is left to that run"
+            )
         self._swap(tmp)
+
+    def _still_locked(self) -> bool:
+        try:
+            holder = json.loads(self.fs.read_text(self.sibling(LOCK)) or "")
+        except ValueError:
+            return False
+        return isinstance(holder, dict) and holder.get("token") == self.token
 
     def _swap(self, tmp: str) -> None:
         out = self.path

@@ -2,15 +2,17 @@
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-
-def render(ctx: dict[str, Any]) -> str:
-    """The HTML page for a context built by build_context."""
+if TYPE_CHECKING:
     import jinja2
-    from markupsafe import Markup
 
-    from jobs.report import charts
+
+def environment() -> jinja2.Environment:
+    """The page's Jinja2 environment: its template loader and filters."""
+    import jinja2
+
+    from jobs.report.ids import short_id
 
     env = jinja2.Environment(
         loader=jinja2.PackageLoader("jobs.report", "templates"),
@@ -22,6 +24,17 @@ def render(ctx: dict[str, Any]) -> str:
     )
     env.filters["num"] = _num
     env.filters["pct"] = _pct
+    env.filters["short_id"] = short_id
+    return env
+
+
+def render(ctx: dict[str, Any]) -> str:
+    """The HTML page for a context built by build_context."""
+    from markupsafe import Markup
+
+    from jobs.report import charts
+
+    env = environment()
     # charts are our own SVG (text escaped by matplotlib): trusted markup
     ctx = dict(ctx)
     if ctx.get("elected"):

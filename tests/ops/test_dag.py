@@ -111,6 +111,33 @@ def test_spark_master_param_overrides_the_connection(monkeypatch: pytest.MonkeyP
     assert hook._build_spark_submit_command("a.py")[:3] == ["spark-submit", "--master", "local[1]"]
 
 
+@pytest.mark.parametrize(("code", "final"), [(2, True), (3, True), (4, False), (143, False)])
+def test_exit_codes_fail_at_once_or_are_retried(
+    monkeypatch: pytest.MonkeyPatch, code: int, final: bool
+) -> None:
+    """A verdict on the input (2, 3) fails for good; a locked output (4) or a terminated run
+    (143) is retried after retry_delay. The submit itself is a stand-in here."""
+    from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    sys.path.insert(0, str(DAGS))
+    try:
+        from kafka_assignment_planner import PlannerSubmitOperator
+    finally:
+        sys.path.remove(str(DAGS))
+    operator = PlannerSubmitOperator(task_id="t", spark_conn_id="spark_default", application="a")
+
+    def submit(self: Any, context: Any) -> None:
+        self._hook = type("Hook", (), {"_submit_sp": type("P", (), {"returncode": code})()})()
+        raise AirflowException(f"spark-submit exited {code}")
+
+    monkeypatch.setattr(SparkSubmitOperator, "execute", submit)
+    with pytest.raises(AirflowException) as caught:
+        operator.execute({})
+    assert isinstance(caught.value, AirflowFailException) is final
+    assert ("not retrying" if final else "retried later") in str(caught.value)
+
+
 # --- dag.test() end to end ---------------------------------------------------------------
 
 
