@@ -1,5 +1,5 @@
 """The job's pipeline: read and check the inputs, plan every group in the bucketed pandas UDF,
-write the output tables and the manifest atomically (DESIGN §3.3)."""
+write the output tables and the manifest atomically."""
 
 from __future__ import annotations
 
@@ -405,7 +405,7 @@ def run(
 
 
 def _write_report(spark: SparkSession, tmp: str, manifest: dict[str, Any]) -> str | None:
-    """report.html beside the tables (issue 12); its name, or None when it cannot be built.
+    """report.html beside the tables; its name, or None when it cannot be built.
 
     The report is for people, the tables are the product: a driver without the plotting
     packages (`pip install '.[report]'`) still writes every table, and says why no page.

@@ -1,4 +1,4 @@
-"""Inputs as users write them (issue 13 items 2-5), through the real entry point `main`.
+"""Inputs as users write them, through the real entry point `main`.
 
 Every refused input must exit 2 with the culprit named (table, column, file) and nothing
 written; every accepted one is planned as if written with the contract's exact types.

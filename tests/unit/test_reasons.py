@@ -1,4 +1,5 @@
-"""The reason codes have one home, `Reason`, and the README's bad-input table agrees (issue 7.2)."""
+"""The reason codes have one home, `Reason`, and the bad-input table of docs/data-contract.md
+agrees."""
 
 from __future__ import annotations
 
