@@ -10,11 +10,11 @@ from assignors.catalog import election, plugins
 from assignors.inputs import patterns
 from assignors.problems import Reason
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "data-contract.md"
 
 
 def readme_reasons() -> dict[str, str]:
-    """reason -> severity, from the rows of the README's bad-input table."""
+    """reason -> severity, from the rows of the bad-input table in docs/data-contract.md."""
     text = README.read_text(encoding="utf-8")
     section = text.split("### Bad input", 1)[1].split("\n## ", 1)[0]
     out: dict[str, str] = {}

@@ -1,4 +1,4 @@
-"""Every reason code of the bad-input policy (README "Bad input"), on the pure validation layer."""
+"""Every reason code of the bad-input policy (docs/data-contract.md), on the validation layer."""
 
 from __future__ import annotations
 
