@@ -26,7 +26,8 @@ _LEGAL_TOPIC = re.compile(r"[a-zA-Z0-9._-]{1,249}")
 class Reason(StrEnum):
     """Stable reason codes of the `rejected` table (UPPER_SNAKE, never renamed).
 
-    The README's bad-input table lists exactly these codes (a unit test checks both agree).
+    The bad-input table of docs/data-contract.md lists exactly these codes (a unit test checks
+    both agree).
     """
 
     # group-level errors: the group is not planned

@@ -38,7 +38,7 @@ from airflow.sdk.exceptions import AirflowException, AirflowFailException, Airfl
 # Where jobs/plan_assignments.py and dist/planner.zip (`make dist`) live on the workers: the
 # repository this file belongs to, unless PLANNER_HOME says otherwise (DAG copied elsewhere).
 PLANNER_HOME = os.environ.get("PLANNER_HOME") or str(Path(__file__).resolve().parent.parent)
-# The job's exit codes that retrying cannot change (DESIGN §5).
+# The job's exit codes that retrying cannot change (docs/data-contract.md).
 FINAL_EXIT_CODES = {
     2: "schema or configuration error, nothing written",
     3: "the run completed but needs attention (nothing planned, or an internal error)",

@@ -1,4 +1,4 @@
-"""Command line and exit codes of the job (DESIGN §5).
+"""Command line and exit codes of the job (docs/data-contract.md).
 
 Exit codes: 0 planned (possibly with rejected rows); 2 schema, configuration or output-location
 error, nothing written; 3 completed but needs attention (nothing planned at all, or an

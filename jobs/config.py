@@ -33,7 +33,7 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
         "strategies",
         "default_assignment_strategies",
         "balance_by",
-        # what-if rebalances and recommendations (DESIGN §7, §8)
+        # what-if rebalances and recommendations (docs/whatif.md)
         "scenarios",
         "scenario_max_members",
         "scenario_max_partitions",
@@ -69,9 +69,9 @@ class PlannerConfig:
     output_files: int = 2
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
-    # what the `balanced` strategy balances: "count" | "weight" | "lag" (issue 9)
+    # what the `balanced` strategy balances: "count" | "weight" | "lag"
     balance_by: str = "count"
-    # what-if rebalances and recommendations (DESIGN §7, §8)
+    # what-if rebalances and recommendations (docs/whatif.md)
     scenarios: tuple[str, ...] = SCENARIOS
     scenario_max_members: int = DEFAULT_MAX_MEMBERS
     scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS

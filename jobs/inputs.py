@@ -1,4 +1,5 @@
-"""Reading the input tables as users write them (DESIGN §3.1), with every problem found up front.
+"""Reading the input tables as users write them, with every problem found up front
+(docs/data-contract.md).
 
 Each table is `NAME/` (a folder of part files, Spark's layout) or `NAME.parquet` (one file, what
 pandas' `to_parquet` writes). On a local file system every data file is checked with pyarrow

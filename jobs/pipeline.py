@@ -1,5 +1,5 @@
 """The job's pipeline: read and check the inputs, plan every group in the bucketed pandas UDF,
-write the output tables and the manifest atomically (DESIGN §3.3)."""
+write the output tables and the manifest atomically."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Entry point: plan every consumer group of a snapshot under every strategy (DESIGN §3.3).
+"""Entry point: plan every consumer group of a snapshot under every strategy.
 
     spark-submit jobs/plan_assignments.py --input DIR --output DIR \\
         [--config conf/planner.toml] [--strategies range,roundrobin] [--ds YYYY-MM-DD]

@@ -1,4 +1,4 @@
-"""The data contract (DESIGN §3) as Spark schemas, and the schema check of the inputs."""
+"""The data contract (docs/data-contract.md) as Spark schemas, and the inputs' schema check."""
 
 from __future__ import annotations
 
@@ -26,7 +26,7 @@ class InputTable:
     name: str
     required: bool
     columns: tuple[tuple[str, T.DataType], ...]
-    # Columns that may hold nulls (DESIGN §3.1, column "null"): such a column may also be
+    # Columns that may hold nulls (the contract's nullable columns): such a column may also be
     # missing from a file, or typed `null` by pyarrow when every value is null.
     nullable: frozenset[str] = frozenset()
 
@@ -221,7 +221,7 @@ REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("detail", STRING, False),
 )
 
-# What-if rebalances and recommendations (DESIGN §7, §8): the pure core names the columns.
+# What-if rebalances and recommendations (docs/whatif.md): the pure core names the columns.
 # `lag_moved` is a sum of offsets (bigint, like the lag columns).
 REBALANCE_COSTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
     (name, LONG if name == "lag_moved" else _PY_TO_SPARK[typ], nullable)

@@ -101,7 +101,7 @@ class PlanContext:
     plan_elected: bool = False
     default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
     catalog: StrategyCatalog = field(init=False, repr=False, compare=False)
-    # load (issue 9): an `offsets` table was given (else every lag is null); the input has
+    # load: an `offsets` table was given (else every lag is null); the input has
     # weights (else every weight column is null); what `balanced` balances
     has_offsets: bool = False
     has_weights: bool = False

@@ -27,7 +27,7 @@ def spark() -> Iterator[object]:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
-        # Faster JVM start for short test jobs (pyspark-notes §2).
+        # Faster JVM start for short test jobs (C1 JIT, serial GC).
         .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
         .getOrCreate()
     )
@@ -36,7 +36,7 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
-# --- no INTERNAL_ERROR unless a test expects one (issue 7.4) ---------------------------------
+# --- no INTERNAL_ERROR unless a test expects one -----------------------------------------
 
 INTERNAL_ERROR_MARK = "internal_error_expected"
 

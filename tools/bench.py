@@ -11,7 +11,7 @@ floor and job so that machine noise hits both alike; medians and their ratio are
     python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky
     python -m tools.bench --scenario what-if --groups 10000 --strategies config
 
-`what-if` (issue 10) times the job with the config's what-if scenarios against the same job
+`what-if` times the job with the config's what-if scenarios against the same job
 with `scenarios = []` (plan only; recommendations still computed), alternating. Every timed
 run writes the tables and the manifest but not report.html (the page has no floor to compare
 with; `python -m jobs.report OUT` times it alone).

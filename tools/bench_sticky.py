@@ -1,4 +1,6 @@
-"""Kafka's large sticky-assignor tests as a benchmark (issue 3 item 5, reference §4.10).
+"""Kafka's large sticky-assignor tests as a benchmark
+(`testLargeAssignmentAndGroupWithUniformSubscription`, `...WithNonEqualSubscription`,
+`testAssignmentAndGroupWithNonEqualSubscriptionNotTimeout` of `AbstractStickyAssignorTest`).
 
     python -m tools.bench_sticky [--case a|b|c|all]
                                 [--assignor sticky|cooperative-sticky|balanced|all] [--replay]
@@ -30,7 +32,8 @@ from assignors.model import Assignment, GroupSpec, Member, TopicMetadata
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 
-# case -> (limit in s, Java sticky s, Java cooperative s), from reference §4.10.
+# case -> (limit in s, Java sticky s, Java cooperative s), Java's times measured on
+# this machine class (JUnit wall time, fresh plan + rebalance).
 LIMITS = {"a": (30.0, 8.7, 6.1), "b": (90.0, 20.5, 29.3), "c": (90.0, 11.2, 11.5)}
 
 

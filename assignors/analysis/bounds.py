@@ -25,7 +25,7 @@ stays tiny even for Kafka's million-partition tests.
    ceil(P(T) / |N(T)|) is a strictly larger valid bound. Repeat until the flow carries every
    partition: that L is reached, and proven optimal by the last set.
 
-Kafka-shaped examples (issue 8): topics a (3), b (3), c (1); X, Y -> {a, b}; Z1..Z3 -> {c}.
+Kafka-shaped examples: topics a (3), b (3), c (1); X, Y -> {a, b}; Z1..Z3 -> {c}.
 The plain average is ceil(7 / 5) = 2, but a and b's 6 partitions have 2 subscribers:
 
 >>> from assignors.model import GroupSpec, Member, TopicMetadata
@@ -192,7 +192,7 @@ def group_bound(spec: GroupSpec, achieved: int | None = None) -> BalanceBound:
 def rack_and_balance_metrics(
     spec: GroupSpec, assignment: Assignment, max_partitions: int, valid: bool
 ) -> dict[str, int | list[str] | None]:
-    """The rack and best-balance columns of a balance_metrics row (DESIGN §4).
+    """The rack and best-balance columns of a balance_metrics row (docs/data-contract.md).
 
     `max_partitions` is this assignment's max partitions per member: when the assignment is
     `valid` and reaches the closed-form bound, the bound is proven without a flow.

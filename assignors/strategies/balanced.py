@@ -41,7 +41,7 @@ revokes it first and it moves in the next round, as KIP-429 requires of every co
 assignor. The target is computed once per rebalance, from what the members own when it starts
 (KIP-848's target assignment): round 1 gives what is free, round 2 what round 1 revoked.
 
-Worked example (issue 8): topics a (3) and b (3); X -> {a}, Y -> {a, b}, Z -> {b}; X owns
+Worked example: topics a (3) and b (3); X -> {a}, Y -> {a, b}, Z -> {b}; X owns
 a0, Y owns a1 and a2, Z owns b0..b2. Sticky keeps sizes 1/2/3; `balanced` reaches 2/2/2 by
 moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
 
@@ -685,7 +685,7 @@ def _closed_form(prob: _Problem) -> list[list[TopicPartition]]:
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
 class BalancedAssignor:
-    """The `balanced` strategy (DESIGN §4.1), run as a cooperative assignor.
+    """The `balanced` strategy (docs/strategies.md), run as a cooperative assignor.
 
     `loads` (integer load per partition, `assignors.analysis.load.balance_loads`) switches
     objective (1) from partition counts to the max member load (`balance_by = "weight" |

@@ -1,4 +1,4 @@
-"""Kafka's classic `RangeAssignor` (`range`), reference §2.1 and KIP-881.
+"""Kafka's classic `RangeAssignor` (`range`), with KIP-881 racks.
 
 Each topic is assigned on its own, over that topic's subscribers only, in `member_order`
 (static members by group.instance.id, then dynamic ones by member.id). With q = partitions //

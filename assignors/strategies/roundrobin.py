@@ -1,4 +1,4 @@
-"""Kafka's classic `RoundRobinAssignor` (`roundrobin`), reference §3.1.
+"""Kafka's classic `RoundRobinAssignor` (`roundrobin`).
 
 All partitions of all subscribed topics (topics in Java string order, partitions ascending)
 form one list. A single circular pointer walks the members in `member_order`; for each

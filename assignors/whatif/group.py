@@ -1,4 +1,4 @@
-"""One group's what-if rebalances and recommendation, from its plans (DESIGN §7, §8).
+"""One group's what-if rebalances and recommendation, from its plans (docs/whatif.md).
 
 The planner (`assignors.planner.plan_group`) gives each planned strategy's assignment and
 `balance_metrics` row; this module runs the configured scenarios from each of those plans
@@ -26,7 +26,7 @@ group, next to `plan_group`.
   change of protocol). A client-side recommendation says that it means going back to the
   classic protocol; a different broker-side one names the `group.remote.assignor` to set.
 
-Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, planned
+Worked example: one topic of 6 partitions, dynamic members c0, c1, c2, planned
 under range and cooperative-sticky, range elected. A member joining moves 1 partition under
 both, but range pauses all 6 while cooperative-sticky pauses only the 1 it revokes. Over a
 rolling restart (6 rebalances) range pauses 6 x 6 = 36; cooperative-sticky pauses the 2
@@ -176,7 +176,7 @@ def _scenarios_for(spec: GroupSpec, scenarios: tuple[str, ...]) -> tuple[str, ..
 
     Two triggers have nothing to simulate in ordinary groups and are skipped silently, not
     with a warning on most groups of an estate (the `rejected` table is for problems):
-    `subscription_change` when every member subscribes alike (DESIGN §7: the widened
+    `subscription_change` when every member subscribes alike (the widened
     subscription is the one it has), and `member_leave` in a group of one member (the group
     is then empty: nobody is left to rebalance).
     """

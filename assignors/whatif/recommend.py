@@ -1,4 +1,4 @@
-"""Which strategy should this group run? One `recommendations` row per group (DESIGN §8).
+"""Which strategy should this group run? One `recommendations` row per group (docs/whatif.md).
 
 The candidates are the strategies the group's clients can run (`recommend_from` in the
 config, default Kafka's classic built-ins; `balanced` or a plugin only where listed) that were
@@ -78,7 +78,7 @@ RECOMMENDATION_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
     ("current_join_moved", int, True),
     ("recommended_join_moved", int, True),
 )
-"""(name, python type, nullable) of `recommendations`, in output order (DESIGN §8).
+"""(name, python type, nullable) of `recommendations`, in output order (docs/data-contract.md).
 `*_load_imbalance` is filled only when load decides (`load_aware`)."""
 
 RecommendationRow = dict[str, str | int | float | None]

@@ -1,4 +1,5 @@
-"""What-if rebalances: what the next membership or metadata change costs a group (DESIGN §7).
+"""What-if rebalances: what the next membership or metadata change costs a group
+(docs/whatif.md).
 
 A group that runs a strategy settles in that strategy's own plan: every member owns what it
 was planned, at the next generation (the steady state). Each scenario applies one trigger
@@ -57,7 +58,7 @@ builds members' ownership only for assignors that read it and counts movement wi
 operations on dict views. `shortcuts=False` replays every rebalance in full instead (the
 reference the shortcuts are tested against: identical rows).
 
-Worked example (issue 10): one topic of 6 partitions, dynamic members c0, c1, c2, under range
+Worked example: one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
 stops consuming: 6 paused. c0 leaves instead: c1 takes p0,p1,p2 and c2 p3,p4,p5, so p0, p1
 and p3 move.
@@ -136,7 +137,7 @@ REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
     ("partition_spread_after", int, False),
     ("balance_gap_after", int, True),
 )
-"""(name, python type, nullable) of `rebalance_costs`, in output order (DESIGN §7).
+"""(name, python type, nullable) of `rebalance_costs`, in output order (docs/data-contract.md).
 `lag_moved` is a sum of offsets: a Spark `bigint`, like the lag columns."""
 
 CostRow = dict[str, str | int | None]
@@ -734,7 +735,7 @@ def scenario_costs(
     best_max: BestMax | None = None,
     shortcuts: bool = True,
 ) -> tuple[list[CostRow], list[Problem]]:
-    """`rebalance_costs` rows of one (group, strategy), and the warnings (DESIGN §7).
+    """`rebalance_costs` rows of one (group, strategy), and the warnings (docs/whatif.md).
 
     `planned` is the strategy's plan of `spec` (the steady state); `assignor_factory` builds
     the strategy's assignor (fresh per call, as the planner does). `scenarios` are checked

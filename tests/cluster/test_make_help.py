@@ -1,4 +1,4 @@
-"""`make help` lists every target of the Makefile (issue 11 item 4)."""
+"""`make help` lists every target of the Makefile."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The best achievable balance (issue 8 item 3): facts, and a brute-force oracle."""
+"""The best achievable balance: facts, and a brute-force oracle."""
 
 from __future__ import annotations
 
@@ -32,7 +32,7 @@ def group(
 
 
 def test_owners_keep_uneven_sizes_best_is_two() -> None:
-    """Issue 8: sticky, cooperative-sticky and uniform keep sizes 1/2/3; the best max is 2."""
+    """Sticky, cooperative-sticky and uniform keep sizes 1/2/3; the best max is 2."""
     spec = group(
         {"a": 3, "b": 3},
         {"X": "a", "Y": "ab", "Z": "b"},
@@ -52,7 +52,7 @@ def test_owners_keep_uneven_sizes_best_is_two() -> None:
 
 
 def test_plain_average_is_out_of_reach() -> None:
-    """Issue 8: X, Y -> {a, b}, Z1..Z3 -> {c}; a(3), b(3), c(1): average 2, best 3."""
+    """X, Y -> {a, b}, Z1..Z3 -> {c}; a(3), b(3), c(1): average 2, best 3."""
     spec = group({"a": 3, "b": 3, "c": 1}, {"X": "ab", "Y": "ab", "Z1": "c", "Z2": "c", "Z3": "c"})
     bound = best_balance(spec)
     assert bound.best_max == 3

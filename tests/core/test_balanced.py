@@ -1,4 +1,4 @@
-"""The `balanced` strategy (issue 8 item 4): a brute-force oracle, facts and properties."""
+"""The `balanced` strategy: a brute-force oracle, facts and properties."""
 
 from __future__ import annotations
 

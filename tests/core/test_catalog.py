@@ -1,4 +1,4 @@
-"""The strategy catalog: configured names resolved once, votes, elected lookups (issue 7.1)."""
+"""The strategy catalog: configured names resolved once, votes, elected lookups."""
 
 from __future__ import annotations
 
@@ -36,7 +36,7 @@ def test_assignors_are_fresh_per_call() -> None:
 
 
 def test_members_vote_for_a_configured_plugin_by_protocol_name_or_path() -> None:
-    # Issue 13.7: `least-loaded` counts when `helpers.failing_plugins:LeastLoaded` is configured.
+    # `least-loaded` counts when `helpers.failing_plugins:LeastLoaded` is configured.
     catalog = StrategyCatalog.build(["range", LEAST])
     assert catalog.vote("least-loaded") == "least-loaded"
     assert catalog.vote(f" {LEAST} ") == "least-loaded"

@@ -137,7 +137,7 @@ def test_empty_group_elects_nothing_without_error() -> None:
 
 def test_default_registry_resolution() -> None:
     # With the package registry (range/roundrobin at least) and class names. The election no
-    # longer imports the registry (issue 7.1): the caller passes its resolver in.
+    # longer imports the registry: the caller passes its resolver in.
     from assignors.catalog.registry import canonical_name
 
     assert elect([[RANGE_CLASS], ["range"]], known=canonical_name).elected == "range"

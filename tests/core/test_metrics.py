@@ -62,7 +62,7 @@ MIXED_ASSIGNMENT: Assignment = {
 
 def test_metric_columns_match_the_row() -> None:
     row = balance_metrics(MIXED, MIXED_ASSIGNMENT, None)
-    # the load columns (issue 9) are merged into the row by assignors.planner
+    # the load columns are merged into the row by assignors.planner
     load = [name for name, _ in LOAD_METRIC_COLUMNS]
     assert [name for name, _ in METRIC_COLUMNS] == list(row) + load
     assert [name for name, _ in METRIC_COLUMNS] == [
@@ -382,7 +382,7 @@ def test_revoked_counts_what_live_owners_give_up() -> None:
     assert balance_metrics(spec, {"a": [], "b": []}, None)["revoked_partition_count"] is None
 
 
-# --- reruns give identical floats (issue 13.8b); one validity rule (issue 7.2) -----------------
+# --- reruns give identical floats; one validity rule -----------------------------------------
 
 
 def test_mean_and_stddev_do_not_depend_on_order() -> None:

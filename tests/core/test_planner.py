@@ -62,8 +62,7 @@ def test_without_current_assignment_moved_is_null() -> None:
 
 
 def test_failing_strategy_fails_only_itself() -> None:
-    # Issue 13.8 changes the required behaviour (this test was "a failing strategy rejects the
-    # group", asserting `plan.plans == []`): a plugin that raises or returns an invalid
+    # A plugin that raises or returns an invalid
     # assignment fails only its own (group, strategy); the other strategies are planned.
     plan = plan_group(
         SPEC,
@@ -141,7 +140,7 @@ def test_members_cannot_make_the_planner_import_unconfigured_plugins() -> None:
     assert [p.strategy for p in allowed.plans] == ["range", "elected"]
 
 
-# --- failures stay with their (group, strategy) (issues 7.4 and 13.8) ------------------------
+# --- failures stay with their (group, strategy) ----------------------------------------------
 
 LEAST = "helpers.failing_plugins:LeastLoaded"
 
@@ -240,7 +239,7 @@ def test_elected_plugin_planned_only_for_elected_fails_as_elected() -> None:
 
 
 def test_members_vote_for_a_plugin_by_its_protocol_name() -> None:
-    # Issue 13.7: `least-loaded` is the protocol name of the configured `...:LeastLoaded`.
+    # `least-loaded` is the protocol name of the configured `...:LeastLoaded`.
     spec = voters(["least-loaded", "range"], ["least-loaded"])
     plan = plan_group(spec, catalog("range", LEAST, "elected"), False)
     assert plan.problems == []

@@ -1,7 +1,7 @@
-"""Conformance and property tests for the classic RangeAssignor (reference §2.1, §2.3).
+"""Conformance and property tests for the classic RangeAssignor (Kafka's RangeAssignorTest).
 
-Expected values come from the reference (Kafka's RangeAssignorTest restated as facts) and from
-issue 2's worked examples, never from running our code. Range results are compared as sets per
+Expected values come from Kafka's RangeAssignorTest (restated as facts) and from hand-checked
+worked examples, never from running our code. Range results are compared as sets per
 member, as Kafka's tests do.
 """
 
@@ -33,7 +33,7 @@ def group(topics: Mapping[str, int], members: Iterable[Member], racks: str = "no
     """A group; `racks` = none | consumer | broker | both (every partition on every rack).
 
     Kafka's RangeAssignorTest runs each fact under these variants with every partition
-    replicated on every rack, where rack awareness cannot change anything (reference §2.3).
+    replicated on every rack, where rack awareness cannot change anything (RangeAssignorTest).
     """
     ms = list(members)
     if racks in ("consumer", "both"):
@@ -64,7 +64,7 @@ def assign(spec: GroupSpec) -> Assignment:
 
 RACK_VARIANTS = ["none", "consumer", "broker", "both"]
 
-# ------------------------------------------------------------- reference §2.3, rows 1-13
+# ----------------------------------------------------------- RangeAssignorTest, rows 1-13
 
 T1, T2 = "topic1", "topic2"
 
@@ -192,7 +192,7 @@ def test_static_member_range_assignment_persistent_after_member_id_changes(racks
         assert {ids[m]: set(v) for m, v in result.items()} == expected
 
 
-# ------------------------------------------------ reference §2.3 R1-R6, non-rack expectations
+# ---------------------------------------------- RangeAssignorTest R1-R6, non-rack expectations
 
 
 def consumers(subs: Sequence[Sequence[str]]) -> list[Member]:
@@ -290,7 +290,7 @@ def test_range_rack_tests_non_rack_results(
     assert as_sets(result) == {f"consumer{i}": tps(e) for i, e in enumerate(expected)}
 
 
-# ------------------------------------------------------------- issue 2 worked examples
+# ---------------------------------------------------------------------- worked examples
 
 
 def test_example_one_topic_seven_partitions_five_members() -> None:

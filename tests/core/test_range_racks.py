@@ -1,7 +1,7 @@
 """Rack-aware RangeAssignor (KIP-881): Kafka's RangeAssignorTest rack facts and properties.
 
-Facts from reference §2.3 (R1-R6, the useRackAwareAssignment truth table), built with Kafka's
-`verifyRackAssignment` layout (tests/helpers/racks.py). Cases Kafka runs with its
+Facts from Kafka's RangeAssignorTest (R1-R6, the useRackAwareAssignment truth table), built with
+Kafka's `verifyRackAssignment` layout (tests/helpers/racks.py). Cases Kafka runs with its
 test-only `preferRackAwareLogic` flag are kept where the flag cannot matter (some partition
 sits on a strict subset of the racks, or the expected result is the non-rack one). "mm" is
 Kafka's rack-mismatch count; -1 (not checked in Kafka) is left out.
@@ -307,7 +307,7 @@ def test_use_rack_aware_truth_table(
 
 
 def test_static_member_rack_assignment_persistent_after_member_id_changes() -> None:
-    """Reference §2.3 #14: replication 2 over brokers on racks a, b, c, a, b, c."""
+    """RangeAssignorTest, rack case 14: replication 2 over brokers on racks a, b, c, a, b, c."""
     broker_racks: list[str | None] = list("abcabc")
     meta = layout({"t1": 5}, 2, broker_racks)
     # Kafka's fixture uses offset 0 for every topic here.

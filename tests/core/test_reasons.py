@@ -1,4 +1,5 @@
-"""The reason codes have one home, `Reason`, and the README's bad-input table agrees (issue 7.2)."""
+"""The reason codes have one home, `Reason`, and the bad-input table of docs/data-contract.md
+agrees."""
 
 from __future__ import annotations
 
@@ -7,11 +8,11 @@ from pathlib import Path
 
 from assignors.problems import Reason
 
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "data-contract.md"
 
 
 def readme_reasons() -> dict[str, str]:
-    """reason -> severity, from the rows of the README's bad-input table."""
+    """reason -> severity, from the rows of the bad-input table in docs/data-contract.md."""
     text = README.read_text(encoding="utf-8")
     section = text.split("### Bad input", 1)[1].split("\n## ", 1)[0]
     out: dict[str, str] = {}

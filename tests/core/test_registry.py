@@ -1,4 +1,4 @@
-"""Strategy names resolve the way Kafka's `partition.assignment.strategy` does (issue 2 item 2)."""
+"""Strategy names resolve the way Kafka's `partition.assignment.strategy` does."""
 
 from __future__ import annotations
 

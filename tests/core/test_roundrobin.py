@@ -1,7 +1,7 @@
 """Conformance and property tests for the classic RoundRobinAssignor.
 
-Expected values come from the reference (Kafka's RoundRobinAssignorTest, restated as facts; all
-exact list equality) and issue 2's worked examples, never from running our code.
+Expected values come from Kafka's RoundRobinAssignorTest (restated as facts; all exact list
+equality) and hand-checked worked examples, never from running our code.
 """
 
 from __future__ import annotations
@@ -153,7 +153,7 @@ def test_static_member_round_robin_assignment_persistent_after_member_id_changes
         assert {ids[m]: v for m, v in result.items()} == expected
 
 
-# ------------------------------------------------------------- issue 2 worked examples
+# ---------------------------------------------------------------------- worked examples
 
 
 def test_example_one_topic_seven_partitions_three_members() -> None:

@@ -1,4 +1,4 @@
-"""What-if rebalances (`assignors.whatif.simulation`): issue 10's hand-checked facts and properties.
+"""What-if rebalances (`assignors.whatif.simulation`): hand-checked facts and properties.
 
 The facts use one topic of 6 partitions and dynamic members c0, c1, c2; every strategy starts
 from its own plan (range: c0 p0,p1; c1 p2,p3; c2 p4,p5; roundrobin: c0 p0,p3; c1 p1,p4;
@@ -79,7 +79,7 @@ def figures(row: CostRow) -> tuple[object, ...]:
     )
 
 
-# ------------------------------------------------------------------------ issue 10 facts
+# --------------------------------------------------------------------- hand-checked facts
 
 
 @pytest.mark.parametrize(

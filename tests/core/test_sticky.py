@@ -1,15 +1,16 @@
-"""Conformance tests for `sticky` and `cooperative-sticky` (reference §4.2-§4.9, issue 3).
+"""Conformance tests for `sticky` and `cooperative-sticky` (Kafka's sticky assignor tests).
 
-Expected values are Kafka's test facts restated in the reference (AbstractStickyAssignorTest,
+Expected values are Kafka's test facts (AbstractStickyAssignorTest,
 StickyAssignorTest, CooperativeStickyAssignorTest), never outputs of our own code. As in
 Kafka's Cooperative test variant, assertions on the final assignment apply to the converged
-result of the cooperative rounds (`rebalance`); "round 1" assertions use `assign`. Where the
-reference says Java's result depends on hash iteration order, properties are asserted instead.
+result of the cooperative rounds (`rebalance`); "round 1" assertions use `assign`. Where
+Java's result depends on hash iteration order, properties are asserted instead.
 
-Rows that cannot be expressed in our model are left out: rack-aware rows (a later issue),
-userData-versus-field decoding (our model has one `owned` field), and the §4.9 eager rows with
-owned partitions (Kafka's helper passes owned partitions only in the subscription field, which
-eager StickyAssignor ignores, so those rows are fresh assignments, already covered).
+Rows that cannot be expressed in our model are left out: rack-aware rows (in
+tests/unit/test_sticky_racks.py), userData-versus-field decoding (our model has one `owned`
+field), and the rack tests' eager rows with owned partitions (Kafka's helper passes owned
+partitions only in the subscription field, which eager StickyAssignor ignores,
+so those rows are fresh assignments, already covered).
 """
 
 from __future__ import annotations
@@ -106,7 +107,7 @@ def stickiness_2cycles(spec: GroupSpec, a: Assignment) -> list[tuple[str, str, s
     return sorted((t, x, y) for t, x, y in moves if (t, y, x) in moves)
 
 
-# --------------------------------------------------------------------- worked examples (issue 3)
+# ------------------------------------------------------------------------------ worked examples
 
 
 @pytest.mark.parametrize("cls", BOTH)
@@ -140,7 +141,7 @@ def test_javadoc_example_unequal_subscriptions(cls: type[Assignor]) -> None:
     }
 
 
-# ------------------------------------------------------------ §4.8 AbstractStickyAssignorTest
+# ----------------------------------------------------------------- AbstractStickyAssignorTest
 
 
 @pytest.mark.parametrize("cls", BOTH)
@@ -623,7 +624,7 @@ def test_owned_partitions_invalidated_for_consumer_with_multiple_generation(
     assert_no_transfers(spec)
 
 
-# --------------------------------------------------------------- §4.9 non-rack rows
+# --------------------------------------------------------- rack tests' non-rack rows
 
 
 UNIFORM_RESULT = [
@@ -670,7 +671,7 @@ def test_rack_rows_without_racks(
 
 
 def test_non_equal_cooperative_rounds_with_owned_partitions() -> None:
-    # §4.9 "Same owned, RF3 racks(3) (all racks match), flag off": exactly the non-rack case.
+    # Rack tests' "Same owned, RF3 racks(3) (all racks match), flag off": exactly the non-rack case.
     owned = [
         "t1-0, t1-1, t1-2, t1-3, t1-4",
         "t1-5, t2-0, t2-1, t2-2, t2-3",
@@ -692,7 +693,7 @@ def test_non_equal_cooperative_rounds_with_owned_partitions() -> None:
     assert result.received_round == dict.fromkeys(tps("t2-4, t2-5, t2-6, t1-0, t1-1, t1-5"), 2)
 
 
-# ------------------------------------------------------------- cooperative-only facts (§4.9)
+# ------------------------------------------------------------------- cooperative-only facts
 
 
 @pytest.mark.parametrize(
@@ -742,7 +743,7 @@ def test_assignor_with_old_version_subscriptions(cls: type[Assignor]) -> None:
     }
 
 
-# ---------------------------------------------------------------- sticky-only facts (§4.9)
+# ------------------------------------------------------------------------ sticky-only facts
 
 
 @pytest.mark.parametrize(("n", "c1"), [(3, "topic-1"), (4, "topic-1, topic-3")])
@@ -866,7 +867,8 @@ def test_schema_backward_compatibility(cls: type[Assignor]) -> None:
 def test_member_with_empty_subscription_gets_nothing(
     cls: type[Assignor], order: tuple[str, str]
 ) -> None:
-    # Java's quirk (§4.2): with A -> [] iterated first, A gets t-0 and t-2. We never do that.
+    # Java's quirk (AbstractStickyAssignor's owned-partition map): with A -> [] iterated first,
+    # A gets t-0 and t-2. We never do that.
     subs = {"A": [], "B": ["t"]}
     spec = group({"t": 4}, [mem(m, subs[m]) for m in order])
     assert as_sets(final(cls, spec)) == {"A": set(), "B": set(tps("t-0, t-1, t-2, t-3"))}
@@ -920,8 +922,8 @@ def test_member_order_ignores_instance_ids_and_input_order() -> None:
 
 
 def test_general_path_hands_partition_back_to_lower_generation_previous_owner() -> None:
-    # §4.4 step 1/7: b's stale claim on t-0 loses to a (generation 2), but when a must shed
-    # partitions, t-0 goes back to b rather than to the least-loaded member c.
+    # The general path, steps 1 and 7: b's stale claim on t-0 loses to a (generation 2), but when
+    # a must shed partitions, t-0 goes back to b rather than to the least-loaded member c.
     spec = group(
         {"t": 4, "v": 1},
         [

@@ -3,8 +3,9 @@
 Each seed builds a random group, assigns it, then churns it the way real groups change between
 rebalances: members leave and join, topics gain partitions or disappear, subscriptions change,
 and members report what they own with current, stale, missing or conflicting generations. The
-properties are the ones Kafka's tests assert (§4.7) plus issue 3's: validity, balance,
-full balance under equal subscriptions, cooperative safety, convergence and stickiness.
+properties are the ones Kafka's tests assert (`verifyValidityAndBalance`, `isSticky`) plus
+ours: validity, balance, full balance under equal subscriptions, cooperative safety,
+convergence and stickiness.
 """
 
 from __future__ import annotations
@@ -259,7 +260,7 @@ def test_properties_can_fail() -> None:
 
 
 def naive_general(spec: GroupSpec) -> Assignment:
-    """§4.4 written the way Java runs it: TreeSet scans and full balance checks, no indexes.
+    """The general path as Java runs it: TreeSet scans and full balance checks, no indexes.
 
     Slow but obviously faithful; the production path replaces the scans with per-class heaps
     and a per-class balance check, which must not change a single result.

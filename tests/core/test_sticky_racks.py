@@ -1,6 +1,6 @@
 """Rack-aware sticky and cooperative-sticky (KIP-881): Kafka's rack facts and properties.
 
-Facts from reference §4.9 (AbstractStickyAssignorTest / CooperativeStickyAssignorTest), built
+Facts from Kafka's rack tests (AbstractStickyAssignorTest / CooperativeStickyAssignorTest), built
 with Kafka's `verifyRackAssignment` layout (tests/helpers/racks.py). As in Kafka's
 `verifyUniformSubscription` / `verifyNonEqualSubscription`, each case runs twice: fresh, and
 with every member owning the expected result, which must then stay unchanged. Kafka's test-only

@@ -1,5 +1,5 @@
 """cooperative-sticky stops without the check round only where that round cannot change
-anything (issue 10 performance): the same result as replaying every round."""
+anything: the same result as replaying every round."""
 
 from __future__ import annotations
 
@@ -94,7 +94,7 @@ def test_rack_aware_groups_same_result_as_replaying_every_round(seed: int) -> No
 
 
 def test_a_join_under_equal_subscriptions_takes_two_rounds() -> None:
-    # issue 10: c3 joins c0..c2 on one topic of 6 partitions; p5 is revoked from c2 first
+    # c3 joins c0..c2 on one topic of 6 partitions; p5 is revoked from c2 first
     owned = {"c0": [0, 1], "c1": [2, 3], "c2": [4, 5], "c3": []}
     spec = GroupSpec(
         "g",

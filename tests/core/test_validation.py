@@ -1,4 +1,4 @@
-"""Every reason code of the bad-input policy (README "Bad input"), on the pure validation layer."""
+"""Every reason code of the bad-input policy (docs/data-contract.md), on the validation layer."""
 
 from __future__ import annotations
 
@@ -213,7 +213,7 @@ def test_empty_owner_id_is_a_null_key() -> None:
     assert spec.departed == {}
 
 
-# --- Kafka's limits (issue 13.8c) and who subscribed (13.10) ----------------------------------
+# --- Kafka's limits and who subscribed ----------------------------------------------------------
 
 
 def test_empty_group_id_is_not_planned() -> None:
@@ -301,7 +301,7 @@ def test_patterns_match_legal_topic_names_only() -> None:
     assert spec.members[0].topics == {"ok.1"}
 
 
-# --- whatever order the rows arrive in (issue 13.8b) ------------------------------------------
+# --- whatever order the rows arrive in ----------------------------------------------------------
 
 
 def test_group_does_not_depend_on_row_order() -> None:

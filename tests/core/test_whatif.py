@@ -1,4 +1,4 @@
-"""One group's what-if rows and recommendation from its plans (issue 10, DESIGN §7, §8)."""
+"""One group's what-if rows and recommendation from its plans (docs/whatif.md)."""
 
 from __future__ import annotations
 
@@ -22,7 +22,7 @@ CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
 def six(
     members: tuple[str, ...] = ("c0", "c1", "c2"), votes: tuple[str, ...] = ("range",)
 ) -> GroupSpec:
-    """Issue 10's group: one topic of 6 partitions, dynamic members."""
+    """The worked example's group: one topic of 6 partitions, dynamic members."""
     return GroupSpec(
         "g",
         tuple(Member(c, frozenset({"t"}), assignment_strategies=votes) for c in members),

@@ -1,4 +1,4 @@
-"""Configuration typos through the entry point (issue 13 item 6): exit 2, culprit named,
+"""Configuration typos through the entry point: exit 2, culprit named,
 nothing written."""
 
 from __future__ import annotations

@@ -107,7 +107,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         "balance_metrics": 4,
         "elections": 3,
         "rejected": 1,
-        # issue 10, per strategy: two-topics runs the 5 scenarios, one-topic 4 (its members
+        # per strategy: two-topics runs the 5 scenarios, one-topic 4 (its members
         # subscribe alike: no subscription_change); one recommendation per planned group
         "rebalance_costs": 2 * 5 + 2 * 4,
         "recommendations": 2,

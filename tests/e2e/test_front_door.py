@@ -1,4 +1,4 @@
-"""The front door (issue 13): what the entry point may replace, locks, exit codes.
+"""The front door: what the entry point may replace, locks, exit codes.
 
 Each test goes through `jobs.plan_assignments.main`, as a user does, in this process (it reuses
 the test session); tests/e2e/test_front_door_process.py covers what needs a process of its own.

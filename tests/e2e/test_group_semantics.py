@@ -205,7 +205,7 @@ def test_rejections_and_manifest(spark, planned) -> None:  # type: ignore[no-unt
         "range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "elected", "random",
         "picky",
     ]  # fmt: skip
-    # Issue 13.8 changed the rule: a failing plugin fails only its own (group, strategy), so
+    # A failing plugin fails only its own (group, strategy), so
     # boom-group and bad-group are planned under every other strategy; only bad-pattern's
     # group-level error rejects a group.
     assert manifest["groups"] == {"input": 11, "planned": 10, "rejected": 1}

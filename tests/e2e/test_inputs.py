@@ -1,4 +1,4 @@
-"""Inputs as users write them (issue 13 items 2-5), through the real entry point `main`.
+"""Inputs as users write them, through the real entry point `main`.
 
 Every refused input must exit 2 with the culprit named (table, column, file) and nothing
 written; every accepted one is planned as if written with the contract's exact types.
@@ -21,7 +21,7 @@ from jobs.schemas import INPUT_TABLES
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e
-README = Path(__file__).resolve().parents[2] / "README.md"
+README = Path(__file__).resolve().parents[2] / "docs" / "data-contract.md"
 
 
 def run_main(tmp_path: Path, estate: Path, caplog: Any, *extra: str) -> tuple[int, str]:
@@ -270,7 +270,7 @@ def test_every_schema_problem_is_reported_at_once(tmp_path: Path, caplog) -> Non
 
 
 def readme_schemas() -> dict[str, pa.Schema]:
-    """Execute the README's pyarrow schema block (section Data contract, Inputs)."""
+    """Execute the pyarrow schema block of docs/data-contract.md (section Inputs)."""
     text = README.read_text(encoding="utf-8")
     inputs = text[text.index("### Inputs") : text.index("### Outputs")]
     blocks = re.findall(r"```python\n(.*?)```", inputs, re.DOTALL)

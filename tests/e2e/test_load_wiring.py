@@ -1,4 +1,4 @@
-"""Racks, weights and offsets through the job (issues 8 and 9): the rack-aware result and the
+"""Racks, weights and offsets through the job: the rack-aware result and the
 load columns against plain-Python recomputations, bad load input with its reason codes."""
 
 from __future__ import annotations

@@ -1,4 +1,4 @@
-"""What-if rebalances and recommendations through the job (issue 10)."""
+"""What-if rebalances and recommendations through the job."""
 
 from __future__ import annotations
 
@@ -25,7 +25,7 @@ def estate(root: Path) -> Path:
         root,
         {"t": 6, "u": 4},
         [
-            # issue 10's group: one topic of 6 partitions, dynamic members c0, c1, c2
+            # the worked example's group: one topic of 6 partitions, dynamic members c0, c1, c2
             *(member("six", f"c{i}", ["t"]) for i in range(3)),
             # above scenario_max_members = 4
             *(member("big", f"m{i}", ["t", "u"]) for i in range(5)),
@@ -56,7 +56,7 @@ def test_rebalance_costs_and_recommendations_through_the_job(spark, tmp_path: Pa
     ]
 
     rows = {(r["group_id"], r["strategy"], r["scenario"]): r for r in costs.collect()}
-    # hand-checked (issue 10 item 4): a member joins the 6-partition, 3-member group
+    # hand-checked: a member joins the 6-partition, 3-member group
     join = rows[("six", "range", "member_join")]
     assert (join["moved_partition_count"], join["paused_partition_count"]) == (1, 6)
     coop = rows[("six", "cooperative-sticky", "member_join")]

@@ -1,4 +1,4 @@
-"""The planner's TOML config: typos refused, [spark] merged and flattened (issue 13 item 6)."""
+"""The planner's TOML config: typos refused, [spark] merged and flattened."""
 
 from __future__ import annotations
 

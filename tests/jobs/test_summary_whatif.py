@@ -1,4 +1,4 @@
-"""The what-if block of the console summary (issue 10 item 3)."""
+"""The what-if block of the console summary."""
 
 from __future__ import annotations
 

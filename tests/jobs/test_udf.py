@@ -54,7 +54,7 @@ def ctx(*strategies: str) -> PlanContext:
 
 
 def test_output_does_not_depend_on_the_order_rows_arrive_in() -> None:
-    # Issue 13.8b: Spark delivers a group's rows in any order (e.g. an estate split into
+    # Spark delivers a group's rows in any order (e.g. an estate split into
     # several files); the plans, metrics (floats included) and row order must not change.
     pdf = bucket()
     context = ctx()

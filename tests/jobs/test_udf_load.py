@@ -1,5 +1,5 @@
 """The load and rack wiring without a JVM: the catalog's per-partition data, `balance_by`,
-the planner's load columns and the bucket function's offsets rows (issues 8 and 9)."""
+the planner's load columns and the bucket function's offsets rows."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The bucket function's what-if tables in plain pandas (issue 10): the oracle's side."""
+"""The bucket function's what-if tables in plain pandas: the oracle's side."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
 
 def bucket() -> pd.DataFrame:
     rows = [
-        # issue 10's group, and a rejected one (two members share an id)
+        # the 6-partition, 3-member group, and a rejected one (two members share an id)
         *({"group_id": "six", "member_id": c, "topics": ["t"]} for c in ("c0", "c1", "c2")),
         *({"group_id": "dup", "member_id": "x", "topics": ["t"]} for _ in range(2)),
         {"group_id": "solo", "member_id": "s", "topics": ["t", "u"]},

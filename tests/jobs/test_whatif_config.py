@@ -1,4 +1,4 @@
-"""The what-if keys of [planner] (issue 10): defaults, typos refused, recommend_from resolved."""
+"""The what-if keys of [planner]: defaults, typos refused, recommend_from resolved."""
 
 from __future__ import annotations
 

@@ -75,7 +75,7 @@ def oracle(
     owned = cur.assign(kind=KIND_OWNED)
     frames = [members, owned]
     has_offsets = (input_dir / "offsets").exists()
-    if has_offsets:  # offsets rows ride with their group's members (issue 9)
+    if has_offsets:  # offsets rows ride with their group's members
         frames.append(pq.read_table(input_dir / "offsets").to_pandas().assign(kind=KIND_OFFSETS))
     pdf = pd.concat(frames, ignore_index=True).reindex(columns=list(INPUT_COLUMNS))
     ctx = PlanContext(
@@ -146,7 +146,7 @@ def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:
 
 
 def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    # Issue 9: offsets rows in the planner input's union, lags per group in the UDF, the
+    # Offsets rows in the planner input's union, lags per group in the UDF, the
     # `lag` column and the load metrics: the Spark path equals the plain-pandas one.
     estate = tmp_path / "in"
     tables = generate(70, seed=17, bad_rows=True, offsets=True)
@@ -174,7 +174,7 @@ def shuffled_copy(tables: dict[str, dict[str, list[Any]]], seed: int) -> dict[st
 
 
 def test_reruns_on_shuffled_split_input_give_identical_data(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    # Issue 13.8b: the same estate in 1 file and shuffled into 3 files plans to the same
+    # The same estate in 1 file and shuffled into 3 files plans to the same
     # rows, floats included, bit for bit (row order within a group's bucket changes).
     tables = generate(80, seed=5, bad_rows=True)
     write(tables, tmp_path / "one", files=1)

@@ -1,6 +1,6 @@
 """The estate report on synthetic output directories: the full contract, and today's tables.
 
-The full one holds every table and column of DESIGN §3.2, §4, §7 and §8 (balance_gap, lag and
+The full one holds every output table and column of docs/data-contract.md (balance_gap, lag and
 weight columns, `rebalance_costs`, `recommendations`, `rejected.strategy`); the other only
 what outputs written before those features hold. Every section must be there in both, with a
 note saying what is absent in the second.
@@ -119,7 +119,7 @@ def _elected(g: int) -> str:
 
 def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]]:
     metric_cols = [("group_id", T.StringType()), ("strategy", T.StringType())]
-    # Today's columns: the contract's metrics without the ones issues 8 and 9 add.
+    # Today's columns: the contract's metrics without the best-balance, rack and load columns.
     new = {name for name, _ in NEW_METRICS}
     metric_cols += [(n, _PY[t]) for n, t in METRIC_COLUMNS if n not in new]
     if full:

@@ -1,19 +1,19 @@
-"""Kafka's `sticky` (eager) and `cooperative-sticky` assignors, reference §4.
+"""Kafka's `sticky` (eager) and `cooperative-sticky` assignors (Java's `AbstractStickyAssignor`).
 
 Both compute the same target: **balance first, stickiness second**. Every member ends within one
 partition of the others when subscriptions allow it, and keeps as many of the partitions it
 validly owns as that balance permits. When every member subscribes to the same topics the
-constrained path runs (`assignors.strategies.sticky.constrained`, §4.3), otherwise the general path
-(`assignors.strategies.sticky.general`, §4.4).
+constrained path runs (`assignors.strategies.sticky.constrained`), otherwise the general path
+(`assignors.strategies.sticky.general`).
 
-Ownership (§4.2): a member reports `owned` partitions with its `generation` (None or negative
-counts as -1).
+Ownership (Java's `MemberData` and generation rule): a member reports `owned` partitions
+with its `generation` (None or negative counts as -1).
 Only partitions of topics that exist and that some member subscribes to count. When several
 members claim a partition, the unique claimant with the highest generation keeps it; a tie at
 the top invalidates it for every claimant. `GroupSpec.departed` is invisible to Kafka: those
 partitions are simply free.
 
-Deliberate differences from Java (§4.2 quirks):
+Deliberate differences from Java (quirks of `AbstractStickyAssignor`):
 * the maximum generation is computed per call, never carried over between groups or calls;
 * a member with an empty subscription never receives partitions (Java's constrained path can
   give it some when it happens to be iterated first);
@@ -27,18 +27,19 @@ Deliberate differences from Java (§4.2 quirks):
   once, so it is revoked and assigned in the same round, which Kafka's own client-side check
   forbids for every other cooperative assignor.
 
-Deterministic orders where Java iterates hash maps (§1.3): members are taken in Java string
+Deterministic orders where Java iterates hash maps: members are taken in Java string
 order of member id (`group.instance.id` plays no role), topics in Java string order. Hence in
 the constrained path, when more members own >= maxQuota partitions than may keep that many,
 those with the smallest member ids keep maxQuota; see `assignors.strategies.sticky.general` for the
 general path's choices.
 
-Cooperative rounds (§4.5): a round's assignment is the sticky target minus every partition
-whose current owner must give it up first: a partition validly owned by another member, or
-invalidated by a same-generation double claim (withheld even from its eventual owner, on both
-paths). Partitions nobody validly owns (e.g. from departed members) are assigned at once. The
-losers revoke and rejoin; `rebalance` replays rounds, each one's owned partitions being the
-previous round's output at the group's next generation, until the assignment stops changing.
+Cooperative rounds (Java's `CooperativeStickyAssignor`): a round's assignment is the sticky
+target minus every partition whose current owner must give it up first: a partition validly
+owned by another member, or invalidated by a same-generation double claim (withheld even from
+its eventual owner, on both paths). Partitions nobody validly owns (e.g. from departed members)
+are assigned at once. The losers revoke and rejoin; `rebalance` replays rounds, each one's
+owned partitions being the previous round's output at the group's next generation, until the
+assignment stops changing.
 
 Worked example (Kafka's StickyAssignor javadoc): topics t0..t3 with 2 partitions each, members
 C0, C1, C2 subscribed to all. A fresh group gets the global round robin; when C1 leaves and the
@@ -302,7 +303,8 @@ def _general(grp: _Group) -> list[list[int]]:
         owned.append(kept)
 
     # Claims of members below the group's max generation name a "previous owner" that the
-    # balancing step may hand the partition back to (§4.4 step 1; ties: first in id order).
+    # balancing step may hand the partition back to (the general path's first step; ties: first
+    # in id order).
     max_gen = max(grp.gens, default=NO_GENERATION)
     prev: dict[int, tuple[int, int]] = {}
     for r, (gen, gs) in enumerate(zip(grp.gens, grp.claims, strict=True)):
@@ -321,7 +323,7 @@ def _general(grp: _Group) -> list[list[int]]:
 
 
 def _withhold(grp: _Group, target: list[list[int]]) -> list[list[int]]:
-    """Cooperative round: drop partitions another live member must revoke first (§4.5): those
+    """Cooperative round: drop partitions another live member must revoke first (KIP-429): those
     validly owned by another member, and those tied between claimants. A member that loses
     nothing keeps its target list itself (`_settled` tests that by identity)."""
     valid, tied = grp.valid, grp.tied

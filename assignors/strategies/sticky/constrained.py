@@ -1,4 +1,5 @@
-"""The sticky assignors' constrained path: every member subscribes to the same topics (§4.3).
+"""The sticky assignors' constrained path: every member subscribes to the same topics
+(Java's `AbstractStickyAssignor.ConstrainedAssignmentBuilder`).
 
 Works on an int-encoded view prepared by `assignors.strategies.sticky.assignor`: members are
 numbered 0..N-1 in Java string order of their member ids, partitions 0..P-1 in (topic in Java

@@ -1,4 +1,5 @@
-"""The sticky assignors' general path: members subscribe to different topics (§4.4).
+"""The sticky assignors' general path: members subscribe to different topics
+(Java's `AbstractStickyAssignor.GeneralAssignmentBuilder`).
 
 Works on the int-encoded view prepared by `assignors.strategies.sticky.assignor`: members
 0..N-1 in Java string order of their ids, partitions 0..P-1 in (topic, partition) order,
@@ -17,7 +18,7 @@ its holders by size, and the balance check works per class (a class is unbalance
 member holding one of its partitions has at least two more partitions than its least-loaded
 subscriber), cached until the next move. The result is identical to Kafka's scans.
 
-Where Kafka depends on hash order (§1.3) we use a deterministic one:
+Where Kafka depends on Java's HashMap iteration order we use a deterministic one:
 * previous owners of equal generation: the member first in id order wins;
 * when a move would undo an earlier move of the same topic, the partition that moved back is
   the earliest recorded of those that made the reverse move (Java: first in a HashSet).
