@@ -163,3 +163,8 @@ clean: ## Remove generated data, outputs and caches (keeps the venvs)
 	rm -rf data out dist build .pytest_cache .mypy_cache .ruff_cache
 	rm -f assignors/*.cpython-*.so
 	find . -name __pycache__ -type d -prune -not -path './.venv*' -exec rm -rf {} +
+
+.PHONY: export
+export: $(STAMP) ## Export a live cluster's groups: make export BOOTSTRAP=host:9092 OUT=dir [ARGS=...]
+	$(PY) -m pip install --quiet -e '.[export]'
+	$(PY) -m jobs.export_snapshot --bootstrap-servers $(BOOTSTRAP) --output $(OUT) $(ARGS)

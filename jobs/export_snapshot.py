@@ -57,8 +57,14 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     return args
 
 
-def _meta(args: argparse.Namespace, client: Client, snap: Snapshot, settings: dict[str, str],
-          info_brokers: list[dict[str, Any]], cluster_id: str | None) -> dict[str, Any]:
+def _meta(
+    args: argparse.Namespace,
+    client: Client,
+    snap: Snapshot,
+    settings: dict[str, str],
+    info_brokers: list[dict[str, Any]],
+    cluster_id: str | None,
+) -> dict[str, Any]:
     return {
         "ds": args.ds,
         "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),

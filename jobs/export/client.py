@@ -14,7 +14,7 @@ from __future__ import annotations
 import logging
 import time
 from collections import defaultdict
-from collections.abc import Awaitable, Callable, Iterable
+from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -191,7 +191,7 @@ class Client:
         where = "" if node_id is None else f" (broker {node_id})"
         raise ExportError(f"{api} failed{where}: {type(last).__name__}: {last}")
 
-    async def _send_many(self, api: str, batch: list[tuple[Any, int | None]]) -> list[Any]:
+    async def _send_many(self, api: str, batch: Sequence[tuple[Any, int | None]]) -> list[Any]:
         """Send several requests with at most `max_in_flight` outstanding; answers in order."""
         out: list[Any] = []
         for i in range(0, len(batch), self.max_in_flight):
@@ -221,8 +221,10 @@ class Client:
                 log.warning("topic %s: %s", t.name, error_name(t.error_code))
                 continue
             info.topics[t.name] = sorted(
-                (PartitionInfo(p.partition_index, p.leader_id, list(p.replica_nodes))
-                 for p in t.partitions),
+                (
+                    PartitionInfo(p.partition_index, p.leader_id, list(p.replica_nodes))
+                    for p in t.partitions
+                ),
                 key=lambda p: p.partition,
             )
             if t.is_internal:
@@ -248,7 +250,9 @@ class Client:
                     f"ListGroups on broker {broker}: {describe_error(r.error_code, '')}"
                 )
             for g in r.groups:
-                seen[g.group_id] = (g.group_id, g.protocol_type, getattr(g, "group_state", None))
+                # ListGroups v5+ names the group type: a KIP-848 group is "consumer", a
+                # classic one "classic" (older versions: none, every group is classic).
+                seen[g.group_id] = (g.group_id, g.protocol_type, getattr(g, "group_type", None))
         return sorted(seen.values())
 
     def coordinators(self, group_ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
@@ -329,7 +333,11 @@ class Client:
                     for m in g.members
                 ]
                 out[g.group_id] = RawGroup(
-                    g.group_id, g.error_code, g.group_state, g.protocol_type, g.protocol_data,
+                    g.group_id,
+                    g.error_code,
+                    g.group_state,
+                    g.protocol_type,
+                    g.protocol_data,
                     members,
                 )
             done += len(r.groups)
@@ -366,38 +374,21 @@ class Client:
             if version >= 8:
                 for i in range(0, len(gids), 100):
                     groups = [
-                        group_cls(group_id=g, topics=topics_of(g, gt_cls)) for g in gids[i : i + 100]
+                        group_cls(group_id=g, topics=topics_of(g, gt_cls))
+                        for g in gids[i : i + 100]
                     ]
                     batch.append((OffsetFetchRequest(groups=groups, min_version=8), node))
             else:
                 for g in gids:
                     req = OffsetFetchRequest(
-                        group_id=g, topics=topics_of(g, t_cls), max_version=7,
+                        group_id=g,
+                        topics=topics_of(g, t_cls),
+                        max_version=7,
                         min_version=0 if g in explicit else 2,
                     )
                     batch.append((req, node))
-        offsets: dict[str, dict[tuple[str, int], int | None]] = {}
-        failed: dict[str, str] = {}
         answers = await self._send_many("OffsetFetch", batch)
-        for (req, _node), r in zip(batch, answers, strict=True):
-            groups = r.groups if r.API_VERSION >= 8 else [_Single(req.group_id, r)]
-            for g in groups:
-                if g.error_code:
-                    failed[g.group_id] = f"OffsetFetch: {describe_error(g.error_code, g.group_id)}"
-                    continue
-                rows: dict[tuple[str, int], int | None] = {}
-                for t in g.topics:
-                    for p in t.partitions:
-                        if p.error_code:
-                            failed[g.group_id] = (
-                                f"OffsetFetch {t.name}-{p.partition_index}: "
-                                f"{describe_error(p.error_code, t.name)}"
-                            )
-                        rows[(t.name, p.partition_index)] = (
-                            p.committed_offset if p.committed_offset >= 0 else None
-                        )
-                offsets[g.group_id] = rows
-        return offsets, failed
+        return _parse_offsets([req for req, _ in batch], answers)
 
     def end_offsets(
         self, leaders: dict[int, list[tuple[str, int]]]
@@ -427,8 +418,9 @@ class Client:
                     t_cls(name=t, partitions=[p_cls(partition_index=p, timestamp=-1) for p in ps])
                     for t, ps in sorted(by_topic.items())
                 ]
-                batch.append((ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics),
-                              node))
+                batch.append(
+                    (ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics), node)
+                )
             retry: list[tuple[str, int]] = []
             for r in await self._send_many("ListOffsets", batch):
                 for t in r.topics:
@@ -449,6 +441,33 @@ class Client:
                 leader = next((x.leader for x in info.topics.get(t, []) if x.partition == p), -1)
                 todo[leader].append((t, p))
         return ends, failed
+
+
+def _parse_offsets(
+    requests: list[Any], answers: list[Any]
+) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
+    offsets: dict[str, dict[tuple[str, int], int | None]] = {}
+    failed: dict[str, str] = {}
+    for req, r in zip(requests, answers, strict=True):
+        groups = r.groups if r.API_VERSION >= 8 else [_Single(req.group_id, r)]
+        for g in groups:
+            if g.error_code:
+                failed[g.group_id] = f"OffsetFetch: {describe_error(g.error_code, g.group_id)}"
+                continue
+            rows: dict[tuple[str, int], int | None] = {}
+            for t in g.topics:
+                for p in t.partitions:
+                    if p.error_code:
+                        failed[g.group_id] = (
+                            f"OffsetFetch {t.name}-{p.partition_index}: "
+                            f"{describe_error(p.error_code, t.name)}"
+                        )
+                    # -1: nothing committed for this partition
+                    rows[(t.name, p.partition_index)] = (
+                        p.committed_offset if p.committed_offset >= 0 else None
+                    )
+            offsets[g.group_id] = rows
+    return offsets, failed
 
 
 @dataclass

@@ -110,6 +110,25 @@ def _pem_only(props: dict[str, str], kind: str) -> None:
         )
 
 
+def _ssl(props: dict[str, str], kwargs: dict[str, Any], shown: dict[str, str]) -> None:
+    _pem_only(props, "truststore")
+    _pem_only(props, "keystore")
+    ca = props.get("ssl.ca.location") or props.get("ssl.truststore.location")
+    cert = props.get("ssl.certificate.location") or props.get("ssl.keystore.location")
+    key = props.get("ssl.key.location") or props.get("ssl.keystore.location")
+    for name, value in (("ssl_cafile", ca), ("ssl_certfile", cert), ("ssl_keyfile", key)):
+        if value:
+            kwargs[name] = value
+            shown[name.replace("_", ".")] = value
+    if "ssl.key.password" in props:
+        kwargs["ssl_password"] = props["ssl.key.password"]
+        shown["ssl.key.password"] = "[hidden]"
+    # Java's default is https (hostname verified); an empty value turns it off.
+    check = props.get("ssl.endpoint.identification.algorithm", "https").lower() == "https"
+    kwargs["ssl_check_hostname"] = check
+    shown["ssl.endpoint.identification.algorithm"] = "https" if check else ""
+
+
 def settings_from(props: dict[str, str], source: str = "--command-config") -> ClientSettings:
     unsupported = sorted(set(props) - SUPPORTED)
     if unsupported:
@@ -123,22 +142,7 @@ def settings_from(props: dict[str, str], source: str = "--command-config") -> Cl
     kwargs: dict[str, Any] = {"security_protocol": protocol}
     shown = {"security.protocol": protocol}
     if protocol in ("SSL", "SASL_SSL"):
-        _pem_only(props, "truststore")
-        _pem_only(props, "keystore")
-        ca = props.get("ssl.ca.location") or props.get("ssl.truststore.location")
-        cert = props.get("ssl.certificate.location") or props.get("ssl.keystore.location")
-        key = props.get("ssl.key.location") or props.get("ssl.keystore.location")
-        for name, value in (("ssl_cafile", ca), ("ssl_certfile", cert), ("ssl_keyfile", key)):
-            if value:
-                kwargs[name] = value
-                shown[name.replace("_", ".")] = value
-        if "ssl.key.password" in props:
-            kwargs["ssl_password"] = props["ssl.key.password"]
-            shown["ssl.key.password"] = "[hidden]"
-        # Java's default is https (hostname verified); an empty value turns it off.
-        check = props.get("ssl.endpoint.identification.algorithm", "https").lower() == "https"
-        kwargs["ssl_check_hostname"] = check
-        shown["ssl.endpoint.identification.algorithm"] = "https" if check else ""
+        _ssl(props, kwargs, shown)
     if protocol.startswith("SASL_"):
         mechanism = props.get("sasl.mechanism", "GSSAPI").upper()
         if mechanism not in MECHANISMS:

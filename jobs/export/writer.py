@@ -120,7 +120,9 @@ def write_table(folder: str, name: str, rows: list[dict[str, Any]]) -> None:
     pq.write_table(table, os.path.join(folder, name, "part-00000.parquet"))
 
 
-def write_snapshot(folder: str, tables: dict[str, list[dict[str, Any]]], meta: dict[str, Any]) -> None:
+def write_snapshot(
+    folder: str, tables: dict[str, list[dict[str, Any]]], meta: dict[str, Any]
+) -> None:
     for name, rows in tables.items():
         write_table(folder, name, rows)
     with open(os.path.join(folder, SNAPSHOT_JSON), "w", encoding="utf-8") as f:
