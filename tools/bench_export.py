@@ -19,13 +19,13 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from jobs.export.protocol import (  # noqa: E402
+from jobs.export.protocol import (
     Assignment,
     Subscription,
     encode_assignment,
     encode_subscription,
 )
-from tests.export.brokers import noida, run_module  # noqa: E402
+from tests.export.brokers import noida, run_module
 
 TOPICS, PARTITIONS, MEMBERS = 30, 6, 5
 
@@ -57,9 +57,13 @@ def build(bootstrap: str, groups: int) -> None:
                 while True:
                     r = await kp._manager.send(
                         JoinGroupRequest(
-                            group_id=gid, session_timeout_ms=300000,
-                            rebalance_timeout_ms=60000, member_id=member_id,
-                            group_instance_id=None, protocol_type="consumer", protocols=proto,
+                            group_id=gid,
+                            session_timeout_ms=300000,
+                            rebalance_timeout_ms=60000,
+                            member_id=member_id,
+                            group_instance_id=None,
+                            protocol_type="consumer",
+                            protocols=proto,
                         ),
                         node_id=node,
                     )
@@ -80,8 +84,12 @@ def build(bootstrap: str, groups: int) -> None:
                         )
                 await kp._manager.send(
                     SyncGroupRequest(
-                        group_id=gid, generation_id=r.generation_id, member_id=member_id,
-                        group_instance_id=None, protocol_type="consumer", protocol_name="range",
+                        group_id=gid,
+                        generation_id=r.generation_id,
+                        member_id=member_id,
+                        group_instance_id=None,
+                        protocol_type="consumer",
+                        protocol_name="range",
                         assignments=assignments,
                     ),
                     node_id=node,
@@ -109,20 +117,32 @@ def main() -> int:
         out = Path(tmp) / "snap"
         t0 = time.monotonic()
         result = run_module(
-            "jobs.export_snapshot", "--bootstrap-servers", broker.bootstrap,
-            "--output", str(out), timeout=3600,
+            "jobs.export_snapshot",
+            "--bootstrap-servers",
+            broker.bootstrap,
+            "--output",
+            str(out),
+            timeout=3600,
         )
         wall = time.monotonic() - t0
         if result.returncode not in (0, 3):
             print(result.stderr, file=sys.stderr)
             return 1
         meta = json.loads((out / "_snapshot.json").read_text())
-        print(json.dumps({
-            "groups": args.groups, "members": meta["row_counts"]["subscriptions"],
-            "wall_seconds_including_interpreter": round(wall, 2),
-            "export_seconds": meta["seconds"], "requests": meta["requests"],
-            "requests_total": sum(meta["requests"].values()), "row_counts": meta["row_counts"],
-        }, indent=2))
+        print(
+            json.dumps(
+                {
+                    "groups": args.groups,
+                    "members": meta["row_counts"]["subscriptions"],
+                    "wall_seconds_including_interpreter": round(wall, 2),
+                    "export_seconds": meta["seconds"],
+                    "requests": meta["requests"],
+                    "requests_total": sum(meta["requests"].values()),
+                    "row_counts": meta["row_counts"],
+                },
+                indent=2,
+            )
+        )
     return 0
 
 
