@@ -30,7 +30,7 @@ from tests.export.brokers import noida, run_module
 TOPICS, PARTITIONS, MEMBERS = 30, 6, 5
 
 
-def build(bootstrap: str, groups: int) -> None:
+def build(bootstrap: str, groups: int) -> None:  # noqa: C901 (a benchmark script)
     from confluent_kafka.admin import AdminClient, NewTopic
     from kafka.admin import KafkaAdminClient
     from kafka.protocol.consumer.group import JoinGroupRequest, SyncGroupRequest
@@ -39,7 +39,13 @@ def build(bootstrap: str, groups: int) -> None:
     names = [f"bench-{i:02d}" for i in range(TOPICS)]
     for f in admin.create_topics([NewTopic(t, PARTITIONS, 1) for t in names]).values():
         f.result(30)
-    clients = [KafkaAdminClient(bootstrap_servers=bootstrap) for _ in range(MEMBERS)]
+    clients = [
+        KafkaAdminClient(bootstrap_servers=bootstrap, request_timeout_ms=120000)
+        for _ in range(MEMBERS)
+    ]
+    # All members of a group have their member id before any joins with it, so the broker
+    # forms each group with its five members in one generation.
+    barrier = threading.Barrier(MEMBERS)
 
     def member(slot: int) -> None:
         # One connection per member: a broker answers one request per connection at a time,
@@ -54,6 +60,7 @@ def build(bootstrap: str, groups: int) -> None:
                 meta = encode_subscription(Subscription(3, topics, None, [], -1, None))
                 proto = [JoinGroupRequest.JoinGroupRequestProtocol(name="range", metadata=meta)]
                 member_id = ""
+                first = True
                 while True:
                     r = await kp._manager.send(
                         JoinGroupRequest(
@@ -68,6 +75,10 @@ def build(bootstrap: str, groups: int) -> None:
                         node_id=node,
                     )
                     member_id = r.member_id
+                    if first:
+                        first = False
+                        await kp._net.sleep(0)
+                        barrier.wait()
                     if r.error_code == 0:
                         break
                 assignments = []
