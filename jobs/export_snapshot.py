@@ -105,9 +105,10 @@ def export(args: argparse.Namespace) -> int:
             client = Client(args.bootstrap_servers, settings.kwargs, args.timeout_s)
             try:
                 snap = collect(client, opts)
-                info = client.metadata([])
             finally:
                 client.close()
+            info = snap.cluster
+            assert info is not None  # invariant: collect() starts with the cluster's metadata
             brokers = [
                 {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
                 for b in sorted(info.brokers.values(), key=lambda b: b.node_id)

@@ -42,6 +42,7 @@ class Snapshot:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     empty: list[str] = field(default_factory=list)
+    cluster: ClusterInfo | None = None
 
 
 def _select(group_ids: list[str], opts: Options) -> list[str]:
@@ -135,6 +136,7 @@ def collect(client: Client, opts: Options) -> Snapshot:
     snap = Snapshot()
     started = time.monotonic()
     info = client.metadata()
+    snap.cluster = info
     log.info(
         "cluster %s: %d brokers, %d topics", info.cluster_id, len(info.brokers), len(info.topics)
     )

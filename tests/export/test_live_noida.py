@@ -74,6 +74,7 @@ def test_export_succeeds_with_marker_last(live: dict[str, Any]) -> None:
     }
     # Batched: one DescribeGroups and one OffsetFetch for all groups on one coordinator.
     assert meta["requests"]["DescribeGroups"] == 1
+    assert meta["requests"]["Metadata"] == 1
     assert meta["row_counts"]["subscriptions"] == sum(len(g.members) for g in estate.GROUPS)
     assert meta["brokers"][0]["port"] == live["broker"].port
 
