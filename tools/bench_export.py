@@ -73,6 +73,7 @@ def build(bootstrap: str, groups: int) -> None:  # noqa: C901 (a benchmark scrip
                             protocols=proto,
                         ),
                         node_id=node,
+                        request_timeout_ms=120000,
                     )
                     member_id = r.member_id
                     if first:
@@ -104,6 +105,7 @@ def build(bootstrap: str, groups: int) -> None:  # noqa: C901 (a benchmark scrip
                         assignments=assignments,
                     ),
                     node_id=node,
+                    request_timeout_ms=120000,
                 )
                 if slot == 0 and (i + 1) % 200 == 0:
                     print(f"  {i + 1} groups joined", file=sys.stderr)
