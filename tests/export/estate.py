@@ -122,6 +122,10 @@ def start_groups(bootstrap: str) -> None:
     for g in GROUPS:
         for extra in g.members:
             if g.strategy == "kafka-python-sticky":
+                # One after the other: the first member owns partitions when the second joins,
+                # so its rejoin carries sticky user data (with the generation).
+                if g.consumers:
+                    _wait_held(g.consumers[-1])
                 g.consumers.append(KafkaPythonMember(bootstrap, g))
                 continue
             conf = {
@@ -129,11 +133,20 @@ def start_groups(bootstrap: str) -> None:
                 "group.id": g.group_id,
                 "enable.auto.commit": False,
                 "partition.assignment.strategy": g.strategy,
+                # The tests poll only until the groups settle; the planner then runs for
+                # minutes, and a member that does not poll within this interval leaves.
+                "max.poll.interval.ms": 86400000,
                 **extra,
             }
             c = Consumer(conf)
             c.subscribe([g.topics] if isinstance(g.topics, str) else g.topics)
             g.consumers.append(c)
+
+
+def _wait_held(member: KafkaPythonMember, patience: float = 60.0) -> None:
+    deadline = time.monotonic() + patience
+    while not member.assignment() and time.monotonic() < deadline:
+        time.sleep(0.1)
 
 
 def held(c: Any) -> set[tuple[str, int]]:
