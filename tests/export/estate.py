@@ -122,10 +122,6 @@ def start_groups(bootstrap: str) -> None:
     for g in GROUPS:
         for extra in g.members:
             if g.strategy == "kafka-python-sticky":
-                # One after the other: the first member owns partitions when the second joins,
-                # so its rejoin carries sticky user data (with the generation).
-                if g.consumers:
-                    _wait_held(g.consumers[-1])
                 g.consumers.append(KafkaPythonMember(bootstrap, g))
                 continue
             conf = {
@@ -141,12 +137,6 @@ def start_groups(bootstrap: str) -> None:
             c = Consumer(conf)
             c.subscribe([g.topics] if isinstance(g.topics, str) else g.topics)
             g.consumers.append(c)
-
-
-def _wait_held(member: KafkaPythonMember, patience: float = 60.0) -> None:
-    deadline = time.monotonic() + patience
-    while not member.assignment() and time.monotonic() < deadline:
-        time.sleep(0.1)
 
 
 def held(c: Any) -> set[tuple[str, int]]:
