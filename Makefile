@@ -39,7 +39,7 @@ help: ## Show this help
 $(STAMP): pyproject.toml
 	@test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[dev,report]'
+	$(PY) -m pip install --quiet -e '.[dev,report,export]'
 	@spark_home=$$($(PY) -c 'import os, pyspark; print(os.path.dirname(pyspark.__file__))') && \
 	sed -i 's|PYSPARK_DRIVER_PYTHON="$${PYSPARK_PYTHON:-"python3"}"|PYSPARK_DRIVER_PYTHON="$${PYSPARK_PYTHON:-"$$(cd "$$(dirname "$$0")"; pwd)/python"}"|' \
 		$(VENV)/bin/find-spark-home && \
@@ -165,3 +165,7 @@ clean: ## Remove generated data, outputs and caches (keeps the venvs)
 	rm -rf data out dist build .pytest_cache .mypy_cache .ruff_cache
 	find assignors -name '*.cpython-*.so' -delete
 	find . -name __pycache__ -type d -prune -not -path './.venv*' -exec rm -rf {} +
+
+.PHONY: export-snapshot
+export-snapshot: $(STAMP) ## Export a live cluster's groups: make export-snapshot BOOTSTRAP=host:9092 OUT=dir [ARGS=...]
+	$(PY) -m jobs.export_snapshot --bootstrap-servers $(BOOTSTRAP) --output $(OUT) $(ARGS)

@@ -16,7 +16,18 @@ from jobs.fs import FileSystem, HadoopFs, LocalFs
 from jobs.limits import DEFAULT_LEASE_S
 from jobs.manifest import MANIFEST_FILE
 from jobs.output.lock import lock, unlock
-from jobs.output.swap import LOCK, OLD, PROBE, TMP, OutputError, Target, halt_jobs, place_of, uri_of
+from jobs.output.swap import (
+    LOCK,
+    OLD,
+    PROBE,
+    TMP,
+    OutputError,
+    Place,
+    Target,
+    halt_jobs,
+    place_of,
+    uri_of,
+)
 
 log = logging.getLogger("planner")
 
@@ -45,21 +56,23 @@ def _clean_stale(target: Target) -> None:
             target.fs.delete(path)
 
 
-def _check_contents(target: Target, force: bool) -> None:
+def _check_contents(target: Target, force: bool, marker: str, what: str) -> None:
+    """An existing output must be empty or one of ours (it holds `marker`), unless --force."""
     out, fs = target.path, target.fs
     if not fs.exists(out):
         return
     if not fs.is_dir(out):
         raise OutputError(f"--output {target.output} is an existing file, not a directory")
     names = fs.names(out)
-    if not names or MANIFEST_FILE in names or force:
-        if names and MANIFEST_FILE not in names:
-            log.warning("--force: replacing %s, which is not a planner output", target.output)
+    if not names or marker in names or force:
+        if names and marker not in names:
+            log.warning("--force: replacing %s, which is not %s", target.output, what)
         return
     shown = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
     raise OutputError(
-        f"--output {target.output} is a non-empty directory without {MANIFEST_FILE} ({shown}):"
-        " not a previous output of this planner, so it is not replaced (--force replaces it)"
+        f"--output {target.output} is a non-empty directory without {marker} ({shown}):"
+        f" not {what}, so it is not replaced"
+        + (" (--force replaces it)" if marker == MANIFEST_FILE else "")
     )
 
 
@@ -164,21 +177,54 @@ def claim(
     target = Target(
         output, parent, name, fs, place, uuid.uuid4().hex[:12], lambda: halt_jobs(spark)
     )
+    with _claimed(target, force, MANIFEST_FILE, "a previous output of this planner", lease_s):
+        yield target
+
+
+@contextmanager
+def _claimed(
+    target: Target, force: bool, marker: str, what: str, lease_s: float
+) -> Iterator[Target]:
+    """The claim's steps on a target: its parent, the lock, what dead runs left, the checks."""
+    fs = target.fs
     try:
-        fs.mkdirs(parent)
+        fs.mkdirs(target.parent)
     except OSError as exc:
-        raise OutputError(f"cannot create the output's parent {parent}: {exc}") from exc
+        raise OutputError(f"cannot create the output's parent {target.parent}: {exc}") from exc
     lock(target, lease_s)
     try:
         _clean_stale(target)
-        _check_contents(target, force)
-        if place.local:
+        _check_contents(target, force, marker, what)
+        if target.place.local:
             _check_local_move(target)
         _probe_rename(target)
         yield target
     finally:
         fs.delete(target.sibling(TMP, target.token))
         unlock(target)
+
+
+@contextmanager
+def local_output(output_dir: str, marker: str, what: str) -> Iterator[str]:
+    """`atomic_output` for a local path without Spark (the exporter's snapshot): the same
+    checks, lock and swap; an existing folder must hold `marker`. Yields the temporary."""
+    output = normalize(output_dir)
+    if "://" in output and not output.startswith("file://"):
+        raise OutputError(f"--output {output}: only local paths are written here")
+    real = os.path.realpath(output.removeprefix("file://"))
+    name = PurePosixPath(real).name
+    if not name:
+        raise OutputError(f"--output {output} is a root directory")
+    parent = str(PurePosixPath(real).parent)
+    target = Target(
+        output, parent, name, LocalFs(), Place("file", "", real), uuid.uuid4().hex[:12], _nothing
+    )
+    with _claimed(target, False, marker, what, DEFAULT_LEASE_S), target.replace() as tmp:
+        yield tmp.removeprefix("file://")
+
+
+def _nothing() -> None:
+    """No Spark job to halt."""
 
 
 @contextmanager

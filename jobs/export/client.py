@@ -1,0 +1,490 @@
+"""Read-only access to a cluster through kafka-python 3.0.x's connection manager.
+
+Only these requests are ever sent: Metadata, ListGroups, FindCoordinator, DescribeGroups,
+OffsetFetch and ListOffsets (plus the client's own ApiVersions and SASL handshake). Nothing
+joins a group, commits an offset or creates a topic (the Metadata request never asks for
+auto-creation). Requests are batched: one ListGroups per broker, one FindCoordinator for all
+groups (v4+), DescribeGroups and OffsetFetch per coordinator in chunks, one ListOffsets per
+partition leader, at most `max_in_flight` outstanding at a time. Raw member bytes are returned
+untouched: decoding is `protocol.py`'s.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import defaultdict
+from collections.abc import Awaitable, Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+log = logging.getLogger("exporter")
+
+# Errors a coordinator or leader answers while it moves or loads: asked again after a pause.
+RETRIABLE = {
+    5: "LEADER_NOT_AVAILABLE",
+    6: "NOT_LEADER_OR_FOLLOWER",
+    7: "REQUEST_TIMED_OUT",
+    14: "COORDINATOR_LOAD_IN_PROGRESS",
+    15: "COORDINATOR_NOT_AVAILABLE",
+    16: "NOT_COORDINATOR",
+}
+GROUP_AUTHORIZATION_FAILED, TOPIC_AUTHORIZATION_FAILED, CLUSTER_AUTHORIZATION_FAILED = 30, 29, 31
+GROUP_ID_NOT_FOUND = 69
+# The ACL each authorization error means, in kafka-acls.sh's words.
+MISSING_ACL = {
+    GROUP_AUTHORIZATION_FAILED: "Describe on Group:{name}",
+    TOPIC_AUTHORIZATION_FAILED: "Describe on Topic:{name}",
+    CLUSTER_AUTHORIZATION_FAILED: "Describe on Cluster:kafka-cluster",
+}
+
+
+class ExportError(Exception):
+    """The cluster cannot be exported at all (exit 2): unreachable, missing API, no ACL."""
+
+
+def error_name(code: int) -> str:
+    import kafka.errors as errors
+
+    cls = errors.for_code(code)
+    return str(getattr(cls, "message", cls.__name__))
+
+
+def describe_error(code: int, name: str) -> str:
+    if code in MISSING_ACL:
+        return f"{error_name(code)}: missing ACL {MISSING_ACL[code].format(name=name)}"
+    return error_name(code)
+
+
+@dataclass
+class Broker:
+    node_id: int
+    host: str
+    port: int
+    rack: str | None
+
+
+@dataclass
+class PartitionInfo:
+    partition: int
+    leader: int
+    replicas: list[int]
+
+
+@dataclass
+class ClusterInfo:
+    cluster_id: str | None
+    controller_id: int | None
+    brokers: dict[int, Broker]
+    topics: dict[str, list[PartitionInfo]]
+    internal: set[str]
+
+
+@dataclass
+class RawMember:
+    member_id: str
+    group_instance_id: str | None
+    client_id: str
+    client_host: str
+    metadata: bytes
+    assignment: bytes
+
+
+@dataclass
+class RawGroup:
+    group_id: str
+    error_code: int
+    state: str
+    protocol_type: str
+    protocol: str
+    members: list[RawMember]
+
+
+@dataclass
+class Stats:
+    requests: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    versions: dict[str, int] = field(default_factory=dict)
+
+    def count(self, api: str, version: int) -> None:
+        self.requests[api] += 1
+        self.versions[api] = version
+
+
+class Client:
+    """One exporter's connection to the cluster; every call blocks until answered."""
+
+    def __init__(
+        self,
+        bootstrap_servers: str,
+        settings: dict[str, Any],
+        timeout_s: float,
+        max_in_flight: int = 5,
+        retries: int = 5,
+    ) -> None:
+        from kafka.admin import KafkaAdminClient
+
+        self.bootstrap = bootstrap_servers
+        self.timeout_ms = int(timeout_s * 1000)
+        self.max_in_flight = max_in_flight
+        self.retries = retries
+        self.stats = Stats()
+        config: dict[str, Any] = {
+            "client_id": "kafka-assignment-planner-export",
+            "request_timeout_ms": self.timeout_ms,
+            "bootstrap_timeout_ms": self.timeout_ms,
+            "max_in_flight_requests_per_connection": max_in_flight,
+            **settings,
+        }
+        try:
+            self._admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers.split(","), **config)
+        except Exception as exc:
+            raise ExportError(
+                f"cannot reach the bootstrap servers {bootstrap_servers} within"
+                f" {timeout_s:g} s: {type(exc).__name__}: {exc}"
+            ) from exc
+        self._manager = self._admin._manager
+
+    def close(self) -> None:
+        self._admin.close()
+
+    # --- plumbing ---
+
+    def _run(self, coro: Callable[..., Awaitable[Any]], *args: Any) -> Any:
+        return self._manager.run(coro, *args)
+
+    def version(self, request_cls: Any, api: str, min_version: int = 0) -> int:
+        import kafka.errors as errors
+
+        try:
+            return int(
+                self._manager.broker_version_data.api_version(request_cls, min_version=min_version)
+            )
+        except errors.IncompatibleBrokerVersion as exc:
+            raise ExportError(f"the broker does not serve {api}: {exc}") from exc
+
+    def supports(self, request_cls: Any, min_version: int = 0) -> bool:
+        import kafka.errors as errors
+
+        try:
+            self._manager.broker_version_data.api_version(request_cls, min_version=min_version)
+        except errors.IncompatibleBrokerVersion:
+            return False
+        return True
+
+    async def _send(self, api: str, request: Any, node_id: int | None) -> Any:
+        import kafka.errors as errors
+
+        last: Exception | None = None
+        for attempt in range(self.retries + 1):
+            try:
+                response = await self._manager.send(
+                    request, node_id=node_id, request_timeout_ms=self.timeout_ms
+                )
+                self.stats.count(api, int(response.API_VERSION))
+                return response
+            except (errors.NodeNotReadyError, errors.KafkaConnectionError) as exc:
+                last = exc
+            except errors.KafkaTimeoutError as exc:
+                last = exc
+            await self._manager._net.sleep(min(0.2 * 2**attempt, 2.0))
+            log.warning("%s to broker %s failed (%s), retrying", api, node_id, last)
+        where = "" if node_id is None else f" (broker {node_id})"
+        raise ExportError(f"{api} failed{where}: {type(last).__name__}: {last}")
+
+    async def _send_many(self, api: str, batch: Sequence[tuple[Any, int | None]]) -> list[Any]:
+        """Send several requests with at most `max_in_flight` outstanding; answers in order."""
+        out: list[Any] = []
+        for i in range(0, len(batch), self.max_in_flight):
+            window = batch[i : i + self.max_in_flight]
+            pending = [self._send(api, req, node) for req, node in window]
+            for coro in pending:
+                out.append(await coro)
+        return out
+
+    # --- metadata ---
+
+    def metadata(self, topics: list[str] | None = None) -> ClusterInfo:
+        return self._run(self._metadata, topics)  # type: ignore[no-any-return]
+
+    async def _metadata(self, topics: list[str] | None) -> ClusterInfo:
+        from kafka.protocol.metadata import MetadataRequest
+
+        self.version(MetadataRequest, "Metadata")
+        request = MetadataRequest(topics=topics, allow_auto_topic_creation=False)
+        r = await self._send("Metadata", request, None)
+        brokers = {b.node_id: Broker(b.node_id, b.host, b.port, b.rack or None) for b in r.brokers}
+        info = ClusterInfo(r.cluster_id, r.controller_id, brokers, {}, set())
+        for t in r.topics:
+            if t.error_code in MISSING_ACL:
+                raise ExportError(f"Metadata of {t.name}: {describe_error(t.error_code, t.name)}")
+            if t.error_code:
+                log.warning("topic %s: %s", t.name, error_name(t.error_code))
+                continue
+            info.topics[t.name] = sorted(
+                (
+                    PartitionInfo(p.partition_index, p.leader_id, list(p.replica_nodes))
+                    for p in t.partitions
+                ),
+                key=lambda p: p.partition,
+            )
+            if t.is_internal:
+                info.internal.add(t.name)
+        return info
+
+    # --- groups ---
+
+    def list_groups(self, broker_ids: Iterable[int]) -> list[tuple[str, str, str | None]]:
+        return self._run(self._list_groups, list(broker_ids))  # type: ignore[no-any-return]
+
+    async def _list_groups(self, broker_ids: list[int]) -> list[tuple[str, str, str | None]]:
+        from kafka.protocol.admin import ListGroupsRequest
+
+        self.version(ListGroupsRequest, "ListGroups")
+        seen: dict[str, tuple[str, str, str | None]] = {}
+        answers = await self._send_many(
+            "ListGroups", [(ListGroupsRequest(), b) for b in broker_ids]
+        )
+        for broker, r in zip(broker_ids, answers, strict=True):
+            if r.error_code:
+                raise ExportError(
+                    f"ListGroups on broker {broker}: {describe_error(r.error_code, '')}"
+                )
+            for g in r.groups:
+                # ListGroups v5+ names the group type: a KIP-848 group is "consumer", a
+                # classic one "classic" (older versions: none, every group is classic).
+                seen[g.group_id] = (g.group_id, g.protocol_type, getattr(g, "group_type", None))
+        return sorted(seen.values())
+
+    def coordinators(self, group_ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+        return self._run(self._coordinators, group_ids)  # type: ignore[no-any-return]
+
+    async def _coordinators(self, group_ids: list[str]) -> tuple[dict[str, int], dict[str, str]]:
+        """Coordinator of each group, and the reason for each group that has none now."""
+        from kafka.protocol.metadata import FindCoordinatorRequest
+
+        found: dict[str, int] = {}
+        failed: dict[str, str] = {}
+        todo = list(group_ids)
+        batched = self.supports(FindCoordinatorRequest, min_version=4)
+        for attempt in range(self.retries + 1):
+            if not todo:
+                break
+            if batched:
+                chunks = [todo[i : i + 1000] for i in range(0, len(todo), 1000)]
+                reqs = [
+                    (FindCoordinatorRequest(key_type=0, coordinator_keys=c, min_version=4), None)
+                    for c in chunks
+                ]
+                rows = [
+                    (c.key, c.error_code, c.node_id, c.host, c.port)
+                    for r in await self._send_many("FindCoordinator", reqs)
+                    for c in r.coordinators
+                ]
+            else:
+                reqs = [
+                    (FindCoordinatorRequest(key=g, key_type=0, max_version=3), None) for g in todo
+                ]
+                answers = await self._send_many("FindCoordinator", reqs)
+                rows = [
+                    (g, r.error_code, r.node_id, r.host, r.port)
+                    for g, r in zip(todo, answers, strict=True)
+                ]
+            todo = []
+            for key, code, node, _host, _port in rows:
+                if code == 0:
+                    found[key] = node
+                elif code in RETRIABLE and attempt < self.retries:
+                    todo.append(key)
+                else:
+                    failed[key] = f"FindCoordinator: {describe_error(code, key)}"
+            if todo:
+                await self._manager._net.sleep(min(0.2 * 2**attempt, 2.0))
+        return found, failed
+
+    def describe_groups(
+        self, by_coordinator: dict[int, list[str]], chunk: int = 200
+    ) -> dict[str, RawGroup]:
+        return self._run(self._describe_groups, by_coordinator, chunk)  # type: ignore[no-any-return]
+
+    async def _describe_groups(
+        self, by_coordinator: dict[int, list[str]], chunk: int
+    ) -> dict[str, RawGroup]:
+        from kafka.protocol.admin import DescribeGroupsRequest
+
+        self.version(DescribeGroupsRequest, "DescribeGroups")
+        batch = [
+            (DescribeGroupsRequest(groups=ids[i : i + chunk]), node)
+            for node, ids in by_coordinator.items()
+            for i in range(0, len(ids), chunk)
+        ]
+        out: dict[str, RawGroup] = {}
+        done = 0
+        for r in await self._send_many("DescribeGroups", batch):
+            for g in r.groups:
+                members = [
+                    RawMember(
+                        m.member_id,
+                        getattr(m, "group_instance_id", None),
+                        m.client_id,
+                        m.client_host,
+                        bytes(m.member_metadata or b""),
+                        bytes(m.member_assignment or b""),
+                    )
+                    for m in g.members
+                ]
+                out[g.group_id] = RawGroup(
+                    g.group_id,
+                    g.error_code,
+                    g.group_state,
+                    g.protocol_type,
+                    g.protocol_data,
+                    members,
+                )
+            done += len(r.groups)
+            log.info("groups described: %d", done)
+        return out
+
+    def fetch_offsets(
+        self, by_coordinator: dict[int, list[str]], explicit: dict[str, list[tuple[str, int]]]
+    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
+        return self._run(self._fetch_offsets, by_coordinator, explicit)  # type: ignore[no-any-return]
+
+    async def _fetch_offsets(
+        self, by_coordinator: dict[int, list[str]], explicit: dict[str, list[tuple[str, int]]]
+    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
+        """Committed offsets per group. A group in `explicit` is asked for those partitions
+        (older brokers without "all partitions" need it), the others for all they have."""
+        from kafka.protocol.consumer import OffsetFetchRequest
+
+        version = self.version(OffsetFetchRequest, "OffsetFetch")
+        group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
+        gt_cls = group_cls.OffsetFetchRequestTopics
+        t_cls = OffsetFetchRequest.OffsetFetchRequestTopic
+
+        def topics_of(gid: str, cls: Any) -> Any:
+            if gid not in explicit:
+                return None
+            by_topic: dict[str, list[int]] = defaultdict(list)
+            for t, p in explicit[gid]:
+                by_topic[t].append(p)
+            return [cls(name=t, partition_indexes=sorted(ps)) for t, ps in sorted(by_topic.items())]
+
+        batch: list[tuple[Any, int | None]] = []
+        for node, gids in by_coordinator.items():
+            if version >= 8:
+                for i in range(0, len(gids), 100):
+                    groups = [
+                        group_cls(group_id=g, topics=topics_of(g, gt_cls))
+                        for g in gids[i : i + 100]
+                    ]
+                    batch.append((OffsetFetchRequest(groups=groups, min_version=8), node))
+            else:
+                for g in gids:
+                    req = OffsetFetchRequest(
+                        group_id=g,
+                        topics=topics_of(g, t_cls),
+                        max_version=7,
+                        min_version=0 if g in explicit else 2,
+                    )
+                    batch.append((req, node))
+        answers = await self._send_many("OffsetFetch", batch)
+        return _parse_offsets([req for req, _ in batch], answers)
+
+    def end_offsets(
+        self, leaders: dict[int, list[tuple[str, int]]]
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], str]]:
+        return self._run(self._end_offsets, leaders)  # type: ignore[no-any-return]
+
+    async def _end_offsets(
+        self, leaders: dict[int, list[tuple[str, int]]]
+    ) -> tuple[dict[tuple[str, int], int], dict[tuple[str, int], str]]:
+        """Log end offsets (ListOffsets latest), one request per leader; a partition whose
+        leader moved is asked again of the new leader (metadata refreshed)."""
+        from kafka.protocol.consumer import ListOffsetsRequest
+
+        self.version(ListOffsetsRequest, "ListOffsets")
+        t_cls = ListOffsetsRequest.ListOffsetsTopic
+        p_cls = t_cls.ListOffsetsPartition
+        ends: dict[tuple[str, int], int] = {}
+        failed: dict[tuple[str, int], str] = {}
+        todo = leaders
+        for attempt in range(self.retries + 1):
+            batch = []
+            for node, tps in sorted(todo.items()):
+                by_topic: dict[str, list[int]] = defaultdict(list)
+                for t, p in tps:
+                    by_topic[t].append(p)
+                topics = [
+                    t_cls(name=t, partitions=[p_cls(partition_index=p, timestamp=-1) for p in ps])
+                    for t, ps in sorted(by_topic.items())
+                ]
+                batch.append(
+                    (ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics), node)
+                )
+            retry: list[tuple[str, int]] = []
+            for r in await self._send_many("ListOffsets", batch):
+                for t in r.topics:
+                    for p in t.partitions:
+                        tp = (t.name, p.partition_index)
+                        if p.error_code == 0:
+                            ends[tp] = p.offset
+                        elif p.error_code in RETRIABLE and attempt < self.retries:
+                            retry.append(tp)
+                        else:
+                            failed[tp] = describe_error(p.error_code, t.name)
+            if not retry:
+                break
+            await self._manager._net.sleep(min(0.2 * 2**attempt, 2.0))
+            info = await self._metadata(sorted({t for t, _ in retry}))
+            todo = defaultdict(list)
+            for t, p in retry:
+                leader = next((x.leader for x in info.topics.get(t, []) if x.partition == p), -1)
+                todo[leader].append((t, p))
+        return ends, failed
+
+
+def _parse_offsets(
+    requests: list[Any], answers: list[Any]
+) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
+    offsets: dict[str, dict[tuple[str, int], int | None]] = {}
+    failed: dict[str, str] = {}
+    for req, r in zip(requests, answers, strict=True):
+        groups = r.groups if r.API_VERSION >= 8 else [_Single(req.group_id, r)]
+        for g in groups:
+            if g.error_code:
+                failed[g.group_id] = f"OffsetFetch: {describe_error(g.error_code, g.group_id)}"
+                continue
+            rows: dict[tuple[str, int], int | None] = {}
+            for t in g.topics:
+                for p in t.partitions:
+                    if p.error_code:
+                        failed[g.group_id] = (
+                            f"OffsetFetch {t.name}-{p.partition_index}: "
+                            f"{describe_error(p.error_code, t.name)}"
+                        )
+                    # -1: nothing committed for this partition
+                    rows[(t.name, p.partition_index)] = (
+                        p.committed_offset if p.committed_offset >= 0 else None
+                    )
+            offsets[g.group_id] = rows
+    return offsets, failed
+
+
+@dataclass
+class _Single:
+    """OffsetFetch v0-7 answers one group: shaped like a v8 group row."""
+
+    group_id: str
+    response: Any
+
+    @property
+    def error_code(self) -> int:
+        return int(getattr(self.response, "error_code", 0))
+
+    @property
+    def topics(self) -> Any:
+        return self.response.topics
+
+
+def now() -> float:
+    return time.monotonic()

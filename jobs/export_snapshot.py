@@ -1,0 +1,168 @@
+"""Entry point: `python -m jobs.export_snapshot --bootstrap-servers H:P --output DIR`.
+
+Exit codes as the planner's: 0 exported; 2 configuration, connection, missing API or ACL, or
+output-location error, nothing written; 3 exported, but some groups were skipped or failed
+(listed in `_snapshot.json`); 130 interrupted, nothing written; 1 unexpected failure.
+"""
+
+from __future__ import annotations
+
+import argparse
+import datetime as dt
+import logging
+import re
+import sys
+import time
+from typing import Any
+
+from jobs.export.client import Client, ExportError
+from jobs.export.config import CommandConfigError, load_command_config
+from jobs.export.snapshot import Options, Snapshot, collect
+from jobs.export.writer import snapshot_output, write_snapshot
+from jobs.output import OutputError
+
+log = logging.getLogger("exporter")
+EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT, EXIT_NEEDS_ATTENTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog="export_snapshot",
+        description="Export a live Kafka cluster's consumer groups to the planner's input tables"
+        " (read-only: never joins a group, never commits).",
+    )
+    p.add_argument("--bootstrap-servers", required=True, help="HOST:PORT[,HOST:PORT]")
+    p.add_argument("--output", required=True, help="snapshot directory (replaced atomically)")
+    p.add_argument("--command-config", default=None, help="Kafka client properties file")
+    p.add_argument("--groups", default=None, help="regex: export only the groups it matches")
+    p.add_argument("--exclude-groups", default=None, help="regex: groups to leave out")
+    p.add_argument("--all-topics", action="store_true", help="every topic, not just the groups'")
+    p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded")
+    p.add_argument("--timeout-s", type=float, default=30.0, help="per-request timeout (seconds)")
+    args = p.parse_args(argv)
+    if args.ds is not None:
+        try:
+            dt.date.fromisoformat(args.ds)
+        except ValueError:
+            p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
+    for flag in ("groups", "exclude_groups"):
+        value = getattr(args, flag)
+        if value is not None:
+            try:
+                re.compile(value)
+            except re.error as exc:
+                p.error(f"--{flag.replace('_', '-')} is not a valid regex: {exc}")
+    if args.timeout_s <= 0:
+        p.error("--timeout-s must be positive")
+    return args
+
+
+def _meta(
+    args: argparse.Namespace,
+    client: Client,
+    snap: Snapshot,
+    settings: dict[str, str],
+    info_brokers: list[dict[str, Any]],
+    cluster_id: str | None,
+) -> dict[str, Any]:
+    return {
+        "ds": args.ds,
+        "exported_at": dt.datetime.now(dt.UTC).isoformat(timespec="seconds"),
+        "bootstrap_servers": args.bootstrap_servers,
+        "cluster_id": cluster_id,
+        "brokers": info_brokers,
+        "client": settings,
+        "api_versions": dict(sorted(client.stats.versions.items())),
+        "requests": dict(sorted(client.stats.requests.items())),
+        "seconds": snap.report.get("seconds"),
+        "groups_listed": snap.report.get("groups_listed"),
+        "groups_selected": snap.report.get("groups_selected"),
+        "row_counts": {
+            "topic_partitions": len(snap.topic_partitions),
+            "subscriptions": len(snap.subscriptions),
+            "current_assignment": len(snap.current_assignment),
+            "offsets": len(snap.offsets),
+        },
+        "groups_exported": sorted({r["group_id"] for r in snap.subscriptions}),
+        "groups_empty": sorted(snap.empty),
+        "groups_skipped": dict(sorted(snap.skipped.items())),
+        "groups_failed": dict(sorted(snap.failed.items())),
+        "assignment_strategies": "a classic group's elected protocol: the broker keeps no"
+        " member's own preference list",
+    }
+
+
+def export(args: argparse.Namespace) -> int:
+    try:
+        settings = load_command_config(args.command_config)
+    except CommandConfigError as exc:
+        log.error("configuration error: %s", exc)
+        return EXIT_BAD_INPUT
+    opts = Options(args.groups, args.exclude_groups, args.all_topics)
+    started = time.monotonic()
+    try:
+        with snapshot_output(args.output) as tmp:
+            client = Client(args.bootstrap_servers, settings.kwargs, args.timeout_s)
+            try:
+                snap = collect(client, opts)
+            finally:
+                client.close()
+            info = snap.cluster
+            assert info is not None  # invariant: collect() starts with the cluster's metadata
+            brokers = [
+                {"node_id": b.node_id, "host": b.host, "port": b.port, "rack": b.rack}
+                for b in sorted(info.brokers.values(), key=lambda b: b.node_id)
+            ]
+            snap.report["seconds"] = round(time.monotonic() - started, 3)
+            meta = _meta(args, client, snap, settings.describe(), brokers, info.cluster_id)
+            write_snapshot(
+                tmp,
+                {
+                    "topic_partitions": snap.topic_partitions,
+                    "subscriptions": snap.subscriptions,
+                    "current_assignment": snap.current_assignment,
+                    "offsets": snap.offsets,
+                },
+                meta,
+            )
+    except ExportError as exc:
+        log.error("export failed, nothing written: %s", exc)
+        return EXIT_BAD_INPUT
+    except OutputError as exc:
+        log.error("output refused, nothing written: %s", exc)
+        return EXIT_BAD_INPUT
+    c = meta["row_counts"]
+    print(
+        f"exported {len(meta['groups_exported'])} groups ({c['subscriptions']} members,"
+        f" {c['topic_partitions']} partitions, {c['offsets']} offsets) to {args.output} in"
+        f" {meta['seconds']:.1f} s; {len(snap.empty)} empty, {len(snap.skipped)} skipped,"
+        f" {len(snap.failed)} failed"
+    )
+    for kind, groups in (("skipped", snap.skipped), ("failed", snap.failed)):
+        for g, reason in sorted(groups.items()):
+            log.warning("group %s %s: %s", g, kind, reason)
+    return EXIT_NEEDS_ATTENTION if snap.skipped or snap.failed else EXIT_OK
+
+
+def main(argv: list[str] | None = None) -> int:
+    logging.basicConfig(
+        level=logging.WARNING,
+        format="%(asctime)s %(name)s %(levelname)s %(message)s",
+        stream=sys.stderr,
+    )
+    log.setLevel(logging.INFO)
+    # kafka-python logs every reconnect attempt: only its errors reach the operator.
+    logging.getLogger("kafka").setLevel(logging.ERROR)
+    args = parse_args(argv)
+    try:
+        return export(args)
+    except KeyboardInterrupt:
+        print("interrupted: nothing written, any previous snapshot is unchanged", file=sys.stderr)
+        return EXIT_INTERRUPTED
+    except Exception:
+        log.exception("unexpected failure, nothing written")
+        return EXIT_UNEXPECTED
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,126 @@
+"""Real brokers on 127.0.0.1 for the exporter's tests, started and stopped by the tests.
+
+noida-db: one Kafka-compatible broker with a real classic group coordinator (installed from
+the package registry with the test extras). librdkafka's mock cluster (through confluent-kafka):
+several brokers with racks, but no group listing. Either is skipped with the reason when it
+cannot start here.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import time
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+def _wait_port(port: int, proc: subprocess.Popen[bytes], patience: float = 20.0) -> bool:
+    deadline = time.monotonic() + patience
+    while time.monotonic() < deadline:
+        if proc.poll() is not None:
+            return False
+        with contextlib.suppress(OSError), socket.create_connection(("127.0.0.1", port), 0.2):
+            return True
+        time.sleep(0.1)
+    return False
+
+
+def noida_binary() -> str | None:
+    try:
+        from importlib.resources import files
+
+        path = files("noida_db").joinpath("noida-db")
+    except (ImportError, ModuleNotFoundError):
+        return None
+    if not path.is_file():
+        return None
+    os.chmod(str(path), 0o755)
+    return str(path)
+
+
+class Noida:
+    def __init__(self, data_dir: Path) -> None:
+        binary = noida_binary()
+        if binary is None:
+            pytest.skip("noida-db is not installed (pip install -e '.[export]')")
+        self.port = free_port()
+        self.bootstrap = f"127.0.0.1:{self.port}"
+        self.log = data_dir / "noida.log"
+        cmd = [
+            binary,
+            "start",
+            "--data-dir",
+            str(data_dir / "data"),
+            "--host",
+            "127.0.0.1",
+            "--only",
+            "kafka",
+            "--kafka-port",
+            str(self.port),
+        ]
+        with open(self.log, "wb") as log:
+            self.proc = subprocess.Popen(
+                cmd, stdout=log, stderr=subprocess.STDOUT, start_new_session=True
+            )
+        if not _wait_port(self.port, self.proc):
+            self.stop()
+            pytest.skip(f"noida-db did not start: {self.log.read_text(errors='replace')[-500:]}")
+
+    def stop(self) -> None:
+        if self.proc.poll() is None:
+            os.killpg(self.proc.pid, signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                os.killpg(self.proc.pid, signal.SIGKILL)
+                self.proc.wait(10)
+
+
+@contextlib.contextmanager
+def noida(tmp: Path) -> Iterator[Noida]:
+    broker = Noida(tmp)
+    try:
+        yield broker
+    finally:
+        broker.stop()
+
+
+def run_module(module: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """`python -m module args` from the repository root, this checkout's code first."""
+    root = Path(__file__).resolve().parents[2]
+    env = dict(os.environ, PYTHONPATH=str(root), SPARK_LOCAL_IP="127.0.0.1")
+    return subprocess.run(
+        [sys.executable, "-m", module, *args],
+        cwd=root,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def have(module: str) -> bool:
+    try:
+        __import__(module)
+    except ImportError:
+        return False
+    return True
+
+
+def cleanup_dir(path: Path) -> None:
+    shutil.rmtree(path, ignore_errors=True)
