@@ -14,7 +14,14 @@ import random
 from collections.abc import Iterable
 
 import pytest
-from helpers.sticky import churn, fresh_group
+from helpers.sticky import (
+    check_balance,
+    check_valid,
+    churn,
+    fresh_group,
+    naive_general,
+    subscribed_partitions,
+)
 
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import valid_owned
@@ -43,32 +50,6 @@ def scenario(seed: int) -> list[GroupSpec]:
 
 
 # ------------------------------------------------------------------------------ properties
-
-
-def subscribed_partitions(spec: GroupSpec) -> set[TopicPartition]:
-    return {(t, p) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))}
-
-
-def check_valid(spec: GroupSpec, a: Assignment, complete: bool = True) -> None:
-    subs = {m.member_id: m.topics for m in spec.members}
-    assert set(a) == set(subs), "every member appears"
-    seen: list[TopicPartition] = [x for v in a.values() for x in v]
-    assert len(seen) == len(set(seen)), "no partition twice"
-    for m, parts in a.items():
-        for t, p in parts:
-            assert t in subs[m], f"{m} is not subscribed to {t}"
-            assert 0 <= p < spec.partition_count(t)
-    if complete:
-        assert set(seen) == subscribed_partitions(spec), "every subscribed partition assigned"
-
-
-def check_balance(a: Assignment) -> None:
-    """verifyValidityAndBalance rule 3: members 2+ apart share no topic."""
-    topics = {m: {t for t, _ in v} for m, v in a.items()}
-    for x in a:
-        for y in a:
-            if len(a[x]) >= len(a[y]) + 2:
-                assert not topics[x] & topics[y], (x, y, a)
 
 
 def equal_subscriptions(spec: GroupSpec) -> bool:
@@ -257,124 +238,6 @@ def test_properties_can_fail() -> None:
 
 
 # ------------------------------------------------- the general path against a literal port
-
-
-def naive_general(spec: GroupSpec) -> Assignment:
-    """The general path as Java runs it: TreeSet scans and full balance checks, no indexes.
-
-    Slow but obviously faithful; the production path replaces the scans with per-class heaps
-    and a per-class balance check, which must not change a single result.
-    """
-    ids = sorted(m.member_id for m in spec.members)
-    by_id = {m.member_id: m for m in spec.members}
-    scope = spec.subscribed_topics()
-    count = {t: spec.partition_count(t) for t in scope}
-    subs = {m: [t for t in scope if t in by_id[m].topics] for m in ids}
-    consumers = {t: [m for m in ids if t in subs[m]] for t in scope}
-
-    def gen(m: str) -> int:
-        g = by_id[m].generation
-        return g if g is not None and g >= 0 else -1
-
-    valid = valid_owned(spec)
-    cur: dict[str, list[TopicPartition]] = {}
-    revocation = False
-    for m in ids:
-        in_scope = [x for x in valid[m] if x[0] in count]
-        cur[m] = [x for x in in_scope if x[0] in subs[m]]
-        revocation |= len(cur[m]) != len(in_scope)
-    max_gen = max(gen(m) for m in ids)
-    prev: dict[TopicPartition, tuple[str, int]] = {}
-    for m in ids:
-        if gen(m) < max_gen:
-            for x in dict.fromkeys(by_id[m].owned):
-                ok = x[0] in subs[m] and 0 <= x[1] < count[x[0]]
-                if ok and (x not in prev or gen(m) > prev[x][1]):
-                    prev[x] = (m, gen(m))
-    owner = {x: m for m in ids for x in cur[m]}
-    parts = [
-        (t, p) for t in sorted(scope, key=lambda t: (len(consumers[t]), t)) for p in range(count[t])
-    ]
-    unassigned = [x for x in parts if x not in owner]
-    initializing = all(not cur[m] for m in ids)
-
-    def least(members: list[str], topic: str) -> str:
-        return min((m for m in members if topic in subs[m]), key=lambda m: (len(cur[m]), m))
-
-    for x in unassigned:
-        m = least(ids, x[0])
-        cur[m].append(x)
-        owner[x] = m
-    reassignable = [x for x in parts if len(consumers[x[0]]) >= 2]
-    unassigned = [x for x in unassigned if len(consumers[x[0]]) >= 2]
-    cap = {m: sum(count[t] for t in subs[m]) for m in ids}
-    active = [
-        m for m in ids if len(cur[m]) < cap[m] or any(len(consumers[t]) >= 2 for t, _ in cur[m])
-    ]
-    snapshot = {m: list(cur[m]) for m in active}
-
-    def balanced() -> bool:
-        s = [len(cur[m]) for m in active]
-        if max(s) - min(s) <= 1:
-            return True
-        for c in active:
-            if len(cur[c]) == cap[c]:
-                continue
-            for t in subs[c]:
-                for p in range(count[t]):
-                    if (t, p) not in cur[c] and len(cur[c]) + 1 < len(cur[owner[(t, p)]]):
-                        return False
-        return True
-
-    moved: dict[TopicPartition, tuple[str, str]] = {}  # partition -> (first source, dest)
-
-    def move(x: TopicPartition, dst: str) -> None:
-        src = owner[x]
-        first_src = moved[x][0] if x in moved else src
-        reverse = [y for y, (a, b) in moved.items() if y[0] == x[0] and (a, b) == (dst, first_src)]
-        if reverse:
-            x = reverse[0]
-            src = owner[x]
-        if x in moved:
-            a, _ = moved.pop(x)
-            if a != dst:
-                moved[x] = (a, dst)
-        else:
-            moved[x] = (src, dst)
-        cur[src].remove(x)
-        cur[dst].append(x)
-        owner[x] = dst
-
-    def perform(xs: list[TopicPartition]) -> bool:
-        performed = False
-        while True:
-            modified = False
-            for x in xs:
-                if balanced():
-                    break
-                c = owner[x]
-                if x in prev and prev[x][0] in active and len(cur[c]) > len(cur[prev[x][0]]) + 1:
-                    move(x, prev[x][0])
-                    performed = modified = True
-                    continue
-                if any(len(cur[c]) > len(cur[o]) + 1 for o in consumers[x[0]]):
-                    move(x, least(active, x[0]))
-                    performed = modified = True
-            if not modified:
-                return performed
-
-    if active:
-        if not revocation:
-            perform(unassigned)
-        performed = perform(reassignable)
-
-        def score(sizes: list[int]) -> int:
-            return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1 :])
-
-        before = score([len(v) for v in snapshot.values()])
-        if not initializing and performed and score([len(cur[m]) for m in active]) >= before:
-            cur.update(snapshot)
-    return {m.member_id: cur[m.member_id] for m in spec.members}
 
 
 @pytest.mark.parametrize("seed", SEEDS[:120])

@@ -22,6 +22,9 @@ Where Kafka depends on Java's HashMap iteration order we use a deterministic one
 * previous owners of equal generation: the member first in id order wins;
 * when a move would undo an earlier move of the same topic, the partition that moved back is
   the earliest recorded of those that made the reverse move (Java: first in a HashSet).
+
+Where Kafka's balancing loop never ends (a pass state repeats, see `_GeneralBuilder.perform`)
+we stop it at the first repeat and finish with moves that each improve the balance.
 """
 
 from __future__ import annotations
@@ -135,6 +138,9 @@ class _GeneralBuilder:
         self.balanced_cache: bool | None = None
         self.movements = _Movements()
         self.saved_lists: dict[int, dict[int, None]] = {}  # copy-on-first-move, for the revert
+        # How the balancing loop went: passes, moves, and whether it stopped on a cycle.
+        self.passes = self.moves = 0
+        self.cycled = False
 
     def _build_classes(self) -> None:
         """Topics with the same subscriber set form a class (one heap, one balance check)."""
@@ -357,12 +363,28 @@ class _GeneralBuilder:
         return result
 
     def perform(self, partitions: list[int]) -> bool:
-        """Kafka's performReassignments: passes over `partitions` until nothing moves."""
+        """Kafka's performReassignments: passes over `partitions` until a pass moves nothing,
+        or until a pass ends in a state an earlier pass ended in.
+
+        Kafka stops only on the first condition, and its movement records do not rule out a
+        cycle: to move partition g from c to d, Kafka moves instead a partition of the same
+        topic that once moved from d to g's first owner, from wherever it is now. That member
+        may already be among the least loaded, so the move leaves c as large as before, and a
+        later partition of the same pass moves straight back: every pass repeats the same
+        moves and Kafka's loop never ends (its consumer group leader would hang). A pass
+        depends only on who owns what and on the movement records (`_pass_state`), so a
+        repeated state means exactly that, and every group on which Kafka's loop ends still
+        gets Kafka's result. After a repeat the loop goes on with moves that all balance
+        (`move`): each lowers the sum of squared member sizes by at least 2, so at most half
+        that sum more moves, and the loop ends balanced, as Kafka's does where it ends.
+        """
         performed = False
         n, owner, size, gtopic, tclass = self.n, self.owner, self.size, self.gtopic, self.tclass
         prev_owner, active = self.prev_owner, self.active
+        seen: set[tuple[object, ...]] = set()
         while True:
             modified = False
+            self.passes += 1
             for g in partitions:
                 if self.is_balanced():
                     break
@@ -378,13 +400,36 @@ class _GeneralBuilder:
                     performed = modified = True
             if not modified:
                 return performed
+            # A balanced state ends the loop at the next pass, so only an unbalanced one can
+            # be part of a cycle: the common case never builds a state.
+            if not self.cycled and not self.is_balanced():
+                state = self._pass_state()
+                if state in seen:
+                    self.cycled = True  # from now on `move` only makes moves that balance
+                    seen.clear()
+                else:
+                    seen.add(state)
+
+    def _pass_state(self) -> tuple[object, ...]:
+        """What the next pass depends on: every partition's owner and the movement records,
+        each record set in the order `actual_partition` picks from it."""
+        moves = tuple(
+            (t, pair, tuple(moved))
+            for t, per_topic in sorted(self.movements.by_topic.items())
+            for pair, moved in sorted(per_topic.items())
+        )
+        return tuple(self.owner), moves
 
     def move(self, g: int, dst: int) -> None:
         owner, gtopic = self.owner, self.gtopic
-        g = self.movements.actual_partition(g, gtopic[g], owner[g], dst)
+        h = self.movements.actual_partition(g, gtopic[g], owner[g], dst)
+        # Kafka moves h instead of g; once the loop has cycled, only if that balances too.
+        if not self.cycled or self.size[owner[h]] > self.size[dst] + 1:
+            g = h
         src = owner[g]
         t = gtopic[g]
         self.movements.record(g, t, src, dst)
+        self.moves += 1
         for r in (src, dst):
             if r not in self.saved_lists:
                 self.saved_lists[r] = dict(self.lists[r])
