@@ -33,6 +33,7 @@ from assignors.validation import (
 from assignors.whatif import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
+from jobs.one_group import whatif_settings
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     CURRENT_ASSIGNMENT,
@@ -105,38 +106,6 @@ def check_strategies(config: PlannerConfig) -> list[str]:
         raise ConfigError(str(exc)) from exc
     whatif_settings(config)  # recommend_from too: a typo there stops the job now
     return catalog.protocols
-
-
-def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
-    """The what-if settings of the config, `recommend_from` as protocol names.
-
-    A `recommend_from` entry is a built-in strategy (protocol or Kafka class name, `balanced`
-    included) or a plugin configured in `strategies` (by class path or protocol name); any
-    other name is a ConfigError. A candidate the run does not plan is never recommended.
-    """
-    plugins: dict[str, str] = {}
-    for name in config.strategies:
-        if name != ELECTED and canonical_name(name) is None:
-            try:
-                protocol = resolve(name)[0]
-            except UnknownStrategyError as exc:
-                raise ConfigError(str(exc)) from exc
-            plugins[name.strip()] = plugins[protocol] = protocol
-    candidates = []
-    for name in config.recommend_from:
-        found = canonical_name(name) or plugins.get(name.strip())
-        if found is None:
-            raise ConfigError(
-                f"recommend_from: {name!r} is neither a built-in strategy nor a plugin"
-                " configured in strategies"
-            )
-        candidates.append(found)
-    return WhatIfSettings(
-        scenarios=config.scenarios,
-        max_members=config.scenario_max_members,
-        max_partitions=config.scenario_max_partitions,
-        recommend_from=tuple(dict.fromkeys(candidates)),
-    )
 
 
 def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
