@@ -157,6 +157,7 @@ class GroupResult:
     plan: GroupPlan | None = None
     whatif: GroupWhatIf | None = None
     has_members: bool = True  # False: rows of current_assignment only (NO_MEMBERS)
+    lags: Mapping[tuple[str, int], int | None] | None = None  # the group's, with offsets
 
 
 def plan_one(
@@ -188,6 +189,7 @@ def plan_one(
         settings.balance_by,
     )
     out.problems += found
+    out.lags = load.lags
     out.plan = plan_group(spec, strategies, settings.has_current_assignment, load=load)
     if settings.whatif is not None:
         out.whatif = group_whatif(spec, out.plan, strategies, settings.whatif, lags=load.lags)
