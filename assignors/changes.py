@@ -10,7 +10,7 @@ that runs a strategy's plan (the steady state of the what-if rebalances, DESIGN 
 | `member_leave` | the member holding the most partitions leaves (the scenario's choice) |
 | `member_leave:ID` | member ID leaves |
 | `partition_growth` | every subscribed topic gains one partition (the scenario) |
-| `partition_growth:TOPIC=N` | TOPIC grows to N partitions (`kafka-topics.sh --alter --partitions N`) |
+| `partition_growth:TOPIC=N` | TOPIC grows to N partitions (`kafka-topics.sh --alter`) |
 | `subscription_change` | the narrowest member subscribes to every topic (the scenario) |
 | `subscription_change:ID=T1,T2` | member ID now subscribes to exactly T1, T2 |
 
@@ -108,7 +108,9 @@ def _member(members: Sequence[Member], member_id: str) -> Member:
     raise ValueError(f"no member {member_id!r} in the group (members: {known})")
 
 
-def _meta(topics: Mapping[str, TopicMetadata], known: Mapping[str, TopicMetadata], t: str) -> TopicMetadata:
+def _meta(
+    topics: Mapping[str, TopicMetadata], known: Mapping[str, TopicMetadata], t: str
+) -> TopicMetadata:
     meta = topics.get(t) or known.get(t)
     if meta is None:
         raise ValueError(f"topic {t!r} is not in topic_partitions")
@@ -168,7 +170,9 @@ def _apply(
     return tuple(changed if m is who else m for m in members), None
 
 
-def check_changes(spec: GroupSpec, changes: Sequence[Change], known: Mapping[str, TopicMetadata]) -> None:
+def check_changes(
+    spec: GroupSpec, changes: Sequence[Change], known: Mapping[str, TopicMetadata]
+) -> None:
     """ValueError when a change cannot apply to this group (unknown member or topic)."""
     members, topics = spec.members, dict(spec.topics)
     for c in changes:

@@ -38,7 +38,9 @@ def main(argv: list[str] | None = None) -> int:
     except group_read.NotFoundError as exc:
         print(f"describe: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    members, topic_rows, input_dir = _input_side(args.input or found.manifest.get("input"), args.group)
+    members, topic_rows, input_dir = _input_side(
+        args.input or found.manifest.get("input"), args.group
+    )
     source = {
         "output": args.output,
         "input": input_dir,

@@ -191,7 +191,9 @@ def read_output(output_dir: str, group_id: str, strategy: str | None = None) -> 
             expr = by_group & (ds.field("strategy") == strategy)
         found.tables[table] = rows(dataset(path), expr)
     if not found.tables["elections"]:
-        raise NotFoundError(_no_group(group_id, output_dir, distinct_groups(locate_req(output_dir))))
+        raise NotFoundError(
+            _no_group(group_id, output_dir, distinct_groups(locate_req(output_dir)))
+        )
     return found
 
 

@@ -132,7 +132,8 @@ def _members_of(
             mismatches = sum(
                 1
                 for r in mine
-                if rack.get(mid) and racks.get((r["topic"], r["partition"]))
+                if rack.get(mid)
+                and racks.get((r["topic"], r["partition"]))
                 and rack[mid] not in racks[(r["topic"], r["partition"])]
             )
         out.append(
@@ -145,7 +146,11 @@ def _members_of(
                 "unknown_lag_partitions": len(lags) - len(known),
                 "rack_mismatches": mismatches,
                 "assigned": [
-                    {k: r.get(k) for k in CSV_COLUMNS if k not in ("group_id", "strategy", "member_id", "group_instance_id")}
+                    {
+                        k: r.get(k)
+                        for k in CSV_COLUMNS
+                        if k not in ("group_id", "strategy", "member_id", "group_instance_id")
+                    }
                     for r in mine
                 ],
             }
@@ -183,15 +188,20 @@ def build_view(
     elections = tables.get("elections", [])
     recs = tables.get("recommendations", [])
     costs = [
-        r for r in tables.get("rebalance_costs", []) if strategy is None or r["strategy"] == strategy
+        r
+        for r in tables.get("rebalance_costs", [])
+        if strategy is None or r["strategy"] == strategy
     ]
     return {
         "format": "kafka-assignment-planner/group",
         "version": FORMAT_VERSION,
         "group_id": group_id,
         "source": source or {},
-        "members": None if members is None else [
-            {k: m.get(k) for k in MEMBER_COLUMNS} for m in sorted(members, key=lambda m: str(m["member_id"]))
+        "members": None
+        if members is None
+        else [
+            {k: m.get(k) for k in MEMBER_COLUMNS}
+            for m in sorted(members, key=lambda m: str(m["member_id"]))
         ],
         "election": elections[0] if elections else None,
         "strategies": strategies,
@@ -264,8 +274,8 @@ def render_table(view: Row, width: int | None = None) -> str:
         lines += _strategy_lines(s, width)
     if view["rebalance_costs"]:
         lines += ["", "WHAT-IF REBALANCES (rebalance_costs)"]
-        rows = [[r.get(k) for _, k in COST_COLUMNS] for r in view["rebalance_costs"]]
-        lines += _indent(_table([h.upper() for h, _ in COST_COLUMNS], rows, width - 2))
+        costs = [[r.get(k) for _, k in COST_COLUMNS] for r in view["rebalance_costs"]]
+        lines += _indent(_table([h.upper() for h, _ in COST_COLUMNS], costs, width - 2))
     rec = view.get("recommendation")
     if rec:
         lines += ["", "RECOMMENDATION"]
@@ -283,7 +293,14 @@ def render_table(view: Row, width: int | None = None) -> str:
     if view["rejected"]:
         lines += ["", "REJECTED"]
         rows = [
-            (r["severity"], r["reason"], r.get("member_id"), r.get("topic"), r.get("strategy"), r["detail"])
+            (
+                r["severity"],
+                r["reason"],
+                r.get("member_id"),
+                r.get("topic"),
+                r.get("strategy"),
+                r["detail"],
+            )
             for r in view["rejected"]
         ]
         heads = ("SEVERITY", "REASON", "MEMBER", "TOPIC", "STRATEGY", "DETAIL")
@@ -297,9 +314,11 @@ def _indent(lines: list[str]) -> list[str]:
 
 def _strategy_lines(s: Row, width: int) -> list[str]:
     m = s["metrics"]
-    lines = ["", f"STRATEGY {s['strategy']}" + (
-        f" (elected: {m['elected_strategy']})" if m.get("elected_strategy") else ""
-    )]
+    lines = [
+        "",
+        f"STRATEGY {s['strategy']}"
+        + (f" (elected: {m['elected_strategy']})" if m.get("elected_strategy") else ""),
+    ]
     shown = [f"{label} {_text(m.get(key))}" for label, key in SHOWN_METRICS if key in m]
     lines += ["  " + w for w in textwrap.wrap("   ".join(shown), width - 2)]
     rows = [

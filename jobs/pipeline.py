@@ -30,7 +30,6 @@ from assignors.validation import (
     check_topic,
     null_topic_problem,
 )
-from assignors.whatif import WhatIfSettings
 from jobs import io, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.one_group import whatif_settings

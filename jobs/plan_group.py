@@ -14,6 +14,7 @@ what-if that does not parse or apply.
 from __future__ import annotations
 
 import argparse
+import contextlib
 import sys
 from typing import Any
 
@@ -22,13 +23,20 @@ import pyarrow.dataset as ds
 from assignors.balance import best_balance
 from assignors.changes import Change, change_cost, change_topics, check_changes, parse_change
 from assignors.load import OffsetRow
-from assignors.model import GroupSpec, TopicMetadata
+from assignors.model import TopicMetadata
 from assignors.validation import OwnedRow, PatternResolver
 from assignors.whatif import strategy_plans
 from jobs import group_read
 from jobs.config import ConfigError, load_config
 from jobs.group_view import build_view, compact, render
-from jobs.one_group import GroupResult, member_rows, plan_one, run_settings, table_rows, topic_catalog
+from jobs.one_group import (
+    GroupResult,
+    member_rows,
+    plan_one,
+    run_settings,
+    table_rows,
+    topic_catalog,
+)
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 
@@ -84,7 +92,9 @@ def _has_weights(paths: dict[str, str | None]) -> bool:
     return False
 
 
-def read_group(args: argparse.Namespace, changes: list[Change]) -> tuple[GroupResult, dict[str, Any]]:
+def read_group(
+    args: argparse.Namespace, changes: list[Change]
+) -> tuple[GroupResult, dict[str, Any]]:
     """Plan the group; the result and the extra topics' metadata the changes name."""
     config = load_config(args.config, args.strategies)
     paths = group_read.check_input(args.input)
@@ -106,10 +116,9 @@ def read_group(args: argparse.Namespace, changes: list[Change]) -> tuple[GroupRe
     if any(m.get("topic_pattern") is not None for m in members):
         resolver = PatternResolver(sorted(group_read.all_topic_names(paths)))
         for m in members:
-            try:
+            # an invalid pattern is build_group's to report (INVALID_PATTERN)
+            with contextlib.suppress(ValueError):
                 wanted.update(resolver(m["topic_pattern"]) if m.get("topic_pattern") else ())
-            except ValueError:
-                pass  # build_group reports it (INVALID_PATTERN)
     topic_rows = group_read.read_topics(paths, wanted)
     catalog, _ = topic_catalog(topic_rows)
     settings = run_settings(
@@ -131,7 +140,12 @@ def read_group(args: argparse.Namespace, changes: list[Change]) -> tuple[GroupRe
         resolver,
     )
     extra = {t: s.metadata(t) for t, s in catalog.items() if s.error is None}
-    return result, {"members": members, "topic_rows": topic_rows, "known": extra, "settings": settings}
+    return result, {
+        "members": members,
+        "topic_rows": topic_rows,
+        "known": extra,
+        "settings": settings,
+    }
 
 
 def plan(args: argparse.Namespace) -> dict[str, Any]:
@@ -142,7 +156,9 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     view = build_view(args.group, tables, ctx["members"], ctx["topic_rows"], source)
     if changes:
         if result.spec is None or result.plan is None:
-            raise UsageError(f"group {args.group!r} is not planned (see its rejected rows): no what-if")
+            raise UsageError(
+                f"group {args.group!r} is not planned (see its rejected rows): no what-if"
+            )
         view["what_if"] = what_if(result, ctx, changes, args.what_if)
     return view
 
@@ -151,7 +167,8 @@ def what_if(
     result: GroupResult, ctx: dict[str, Any], changes: list[Change], texts: list[str]
 ) -> dict[str, Any]:
     spec, plan_ = result.spec, result.plan
-    assert spec is not None and plan_ is not None
+    assert spec is not None
+    assert plan_ is not None
     known: dict[str, TopicMetadata] = ctx["known"]
     check_changes(spec, changes, known)
     plans, _ = strategy_plans(plan_, ctx["settings"].catalog)
@@ -162,16 +179,22 @@ def what_if(
     out = []
     for strategy, factory, planned in plans:
         got = change_cost(
-            spec, strategy, factory, planned, changes, known=known, lags=lags,
-            best_max=lambda s: best_balance(s).best_max, label=label,
+            spec,
+            strategy,
+            factory,
+            planned,
+            changes,
+            known=known,
+            lags=lags,
+            best_max=lambda s: best_balance(s).best_max,
+            label=label,
         )
         out.append(
             {
                 "strategy": strategy,
                 "cost": got.cost,
-                "assignment": {
-                    m: compact(tps) for m, tps in sorted(got.after.items())
-                },
+                "assignment": {m: compact(tps) for m, tps in sorted(got.after.items())},
+                "partitions": {m: sorted(tps) for m, tps in sorted(got.after.items())},
             }
         )
     return {"changes": texts, "strategies": out}

@@ -25,6 +25,7 @@ from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import io
+from jobs.group_view import describe_command
 
 log = logging.getLogger("jobs.report")
 
@@ -394,6 +395,8 @@ def _worst_section(
         worst.append(absent_table("balance_metrics"))
         return
     ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    for row in ctx["worst"]:  # the command that shows the group in a terminal
+        row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
     if recs is None:
         worst.append(absent_table("recommendations") + " (recommended strategy column)")
     if not has(metrics, "balance_gap"):
