@@ -125,10 +125,26 @@ def closest(typed: str, known: Iterable[str], n: int = 5) -> list[str]:
     ids = sorted(set(known))
     low = typed.lower()
     hits = [g for g in ids if low and low in g.lower()][:n]
-    for g in difflib.get_close_matches(typed, ids, n=n, cutoff=0.6):
+    near = difflib.get_close_matches(typed, ids, n=4 * n, cutoff=0.6)
+    for g in sorted(near, key=lambda g: (_edits(typed, g), g)):
         if g not in hits and len(hits) < n:
             hits.append(g)
     return hits
+
+
+def _edits(a: str, b: str) -> int:
+    """Levenshtein distance: orders difflib's candidates (a typo is one or two edits).
+
+    >>> _edits("svc-00007", "svc-000007"), _edits("kitten", "sitting")
+    (1, 3)
+    """
+    prev = list(range(len(b) + 1))
+    for i, x in enumerate(a, 1):
+        cur = [i]
+        for j, y in enumerate(b, 1):
+            cur.append(min(prev[j] + 1, cur[j - 1] + 1, prev[j - 1] + (x != y)))
+        prev = cur
+    return prev[-1]
 
 
 def distinct_groups(path: str) -> list[str]:
