@@ -47,7 +47,8 @@ def main(argv: list[str] | None = None) -> int:
         "ds": found.manifest.get("ds"),
         "missing_tables": found.missing or None,
     }
-    view = build_view(args.group, found.tables, members, topic_rows, source, args.strategy)
+    order = found.manifest.get("strategies") or ()
+    view = build_view(args.group, found.tables, members, topic_rows, source, args.strategy, order)
     sys.stdout.write(render(view, args.format))
     return EXIT_OK
 

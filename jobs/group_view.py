@@ -165,13 +165,19 @@ def build_view(
     topic_rows: Sequence[Row] = (),
     source: Row | None = None,
     strategy: str | None = None,
+    order: Sequence[str] = (),
 ) -> Row:
-    """The group's view (the `--format json` document; see docs/one-group.md)."""
+    """The group's view (the `--format json` document; see docs/one-group.md).
+
+    Strategies are listed in `order` (the run's, as configured), others after them."""
     metrics = {r["strategy"]: r for r in tables.get("balance_metrics", [])}
     by_strategy: dict[str, list[Row]] = {}
     for r in tables.get("assignments", []):
         by_strategy.setdefault(r["strategy"], []).append(r)
-    names = list(dict.fromkeys([*metrics, *by_strategy]))
+    rank = {name: i for i, name in enumerate(order)}
+    names = sorted(
+        dict.fromkeys([*metrics, *by_strategy]), key=lambda s: (rank.get(s, len(rank)), s)
+    )
     if strategy is not None:
         names = [s for s in names if s == strategy]
     racks = _racks(topic_rows)

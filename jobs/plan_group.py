@@ -153,7 +153,8 @@ def plan(args: argparse.Namespace) -> dict[str, Any]:
     result, ctx = read_group(args, changes)
     tables = table_rows(result)
     source = {"input": args.input, "planned": "now (plan_group)"}
-    view = build_view(args.group, tables, ctx["members"], ctx["topic_rows"], source)
+    order = [r["strategy"] for r in tables["balance_metrics"]]  # as configured
+    view = build_view(args.group, tables, ctx["members"], ctx["topic_rows"], source, None, order)
     if changes:
         if result.spec is None or result.plan is None:
             raise UsageError(

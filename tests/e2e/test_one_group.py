@@ -157,7 +157,7 @@ def test_describe_a_rejected_group_shows_why(estate) -> None:  # type: ignore[no
     assert done.returncode == 0, done.stderr
     assert "DUPLICATE_MEMBER_ID" in done.stdout
     assert "NOT_PLANNED" in done.stdout
-    assert "STRATEGY " not in done.stdout
+    assert "\nSTRATEGY " not in done.stdout
 
 
 def test_describe_a_plugin_strategy(estate) -> None:  # type: ignore[no-untyped-def]
