@@ -10,6 +10,7 @@ from pyspark.sql import functions as F
 
 from assignors.problems import NOT_PLANNED
 from assignors.whatif.simulation import SCENARIOS
+from jobs.group_view import describe_command
 from jobs.manifest import MANIFEST_FILE, Manifest
 from jobs.report.aggregates import (
     distribution,
@@ -97,6 +98,8 @@ def _worst_section(
         worst.append(absent_table("balance_metrics"))
         return
     ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    for row in ctx["worst"]:  # the command that shows the group in a terminal
+        row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
     if recs is None:
         worst.append(absent_table("recommendations") + " (recommended strategy column)")
     if not has(metrics, "balance_gap"):

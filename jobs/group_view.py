@@ -1,0 +1,372 @@
+"""One group as an operator reads it: the view `describe` and `plan_group` print.
+
+`build_view` gathers the group's rows of the output tables (read from a planner output, or
+planned on the spot) into one structure, which is also the `--format json` document
+(stable: keys are only ever added). `render_table` prints it in the terminal's width,
+`render_csv` one row per (strategy, member, partition) with the `assignments` columns.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import shlex
+import shutil
+import textwrap
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+Row = dict[str, Any]
+FORMAT_VERSION = 1
+CSV_COLUMNS = (
+    "group_id",
+    "strategy",
+    "member_id",
+    "group_instance_id",
+    "topic",
+    "partition",
+    "previous_member_id",
+    "rebalance_round",
+    "lag",
+)
+MEMBER_COLUMNS = (
+    "member_id",
+    "group_instance_id",
+    "client_rack",
+    "topics",
+    "topic_pattern",
+    "assignment_strategies",
+    "generation",
+)
+# The metrics an operator reads first (the full row is in the JSON document).
+SHOWN_METRICS = (
+    ("members", "member_count"),
+    ("partitions", "partition_count"),
+    ("max/member", "max_partitions_per_member"),
+    ("spread", "partition_spread"),
+    ("balance gap", "balance_gap"),
+    ("moved", "moved_partition_count"),
+    ("idle", "idle_member_count"),
+    ("rack mismatches", "rack_mismatch_count"),
+    ("total lag", "total_lag"),
+    ("lag imbalance", "lag_imbalance"),
+)
+COST_COLUMNS = (
+    ("strategy", "strategy"),
+    ("scenario", "scenario"),
+    ("rebalances", "rebalances"),
+    ("moved", "moved_partition_count"),
+    ("paused", "paused_partition_count"),
+    ("lag moved", "lag_moved"),
+    ("max after", "max_partitions_per_member_after"),
+    ("gap after", "balance_gap_after"),
+)
+
+
+def compact(partitions: Iterable[tuple[str, int]]) -> str:
+    """Partitions as compact ranges per topic, topics in name order.
+
+    >>> compact([("orders", 9), ("orders", 0), ("orders", 1), ("orders", 2), ("audit", 4)])
+    'audit[4] orders[0-2,9]'
+    >>> compact([])
+    '-'
+    """
+    by_topic: dict[str, list[int]] = {}
+    for topic, p in partitions:
+        by_topic.setdefault(topic, []).append(p)
+    parts = []
+    for topic in sorted(by_topic):
+        nums = sorted(set(by_topic[topic]))
+        spans: list[str] = []
+        start = prev = nums[0]
+        for n in [*nums[1:], None]:
+            if n is not None and n == prev + 1:
+                prev = n
+                continue
+            spans.append(str(start) if start == prev else f"{start}-{prev}")
+            if n is not None:
+                start = prev = n
+        parts.append(f"{topic}[{','.join(spans)}]")
+    return " ".join(parts) or "-"
+
+
+def describe_command(output_dir: str, group_id: str) -> str:
+    """The shell command that describes `group_id` of this output (quoted for a shell)."""
+    return (
+        f"python -m jobs.describe --output {shlex.quote(output_dir)}"
+        f" --group {shlex.quote(group_id)}"
+    )
+
+
+def _racks(topic_rows: Iterable[Row]) -> dict[tuple[str, int], set[str]]:
+    out: dict[tuple[str, int], set[str]] = {}
+    for r in topic_rows:
+        racks = {x for x in (r.get("replica_racks") or ()) if x}
+        if r.get("topic") is not None and r.get("partition") is not None and racks:
+            out.setdefault((r["topic"], int(r["partition"])), set()).update(racks)
+    return out
+
+
+def _members_of(
+    rows: list[Row], members: list[Row] | None, racks: dict[tuple[str, int], set[str]]
+) -> list[Row]:
+    """Per member of one strategy: its partitions (ranges), counts, lag, rack mismatches."""
+    by_member: dict[str, list[Row]] = {}
+    instance: dict[str, Any] = {}
+    rack: dict[str, Any] = {}
+    for m in members or []:
+        by_member.setdefault(m["member_id"], [])
+        instance[m["member_id"]] = m.get("group_instance_id")
+        rack[m["member_id"]] = m.get("client_rack")
+    for r in rows:
+        by_member.setdefault(r["member_id"], []).append(r)
+        instance.setdefault(r["member_id"], r.get("group_instance_id"))
+    out = []
+    for mid in sorted(by_member):
+        mine = sorted(by_member[mid], key=lambda r: (r["topic"], r["partition"]))
+        lags = [r.get("lag") for r in mine]
+        known = [x for x in lags if x is not None]
+        mismatches = None
+        if members is not None and racks:
+            mismatches = sum(
+                1
+                for r in mine
+                if rack.get(mid)
+                and racks.get((r["topic"], r["partition"]))
+                and rack[mid] not in racks[(r["topic"], r["partition"])]
+            )
+        out.append(
+            {
+                "member_id": mid,
+                "group_instance_id": instance.get(mid),
+                "partition_count": len(mine),
+                "partitions": compact((r["topic"], r["partition"]) for r in mine),
+                "lag": sum(known) if known else None,
+                "unknown_lag_partitions": len(lags) - len(known),
+                "rack_mismatches": mismatches,
+                "assigned": [
+                    {
+                        k: r.get(k)
+                        for k in CSV_COLUMNS
+                        if k not in ("group_id", "strategy", "member_id", "group_instance_id")
+                    }
+                    for r in mine
+                ],
+            }
+        )
+    return out
+
+
+def build_view(
+    group_id: str,
+    tables: dict[str, list[Row]],
+    members: list[Row] | None,
+    topic_rows: Sequence[Row] = (),
+    source: Row | None = None,
+    strategy: str | None = None,
+    order: Sequence[str] = (),
+) -> Row:
+    """The group's view (the `--format json` document; see docs/one-group.md).
+
+    Strategies are listed in `order` (the run's, as configured), others after them."""
+    metrics = {r["strategy"]: r for r in tables.get("balance_metrics", [])}
+    by_strategy: dict[str, list[Row]] = {}
+    for r in tables.get("assignments", []):
+        by_strategy.setdefault(r["strategy"], []).append(r)
+    rank = {name: i for i, name in enumerate(order)}
+    names = sorted(
+        dict.fromkeys([*metrics, *by_strategy]), key=lambda s: (rank.get(s, len(rank)), s)
+    )
+    if strategy is not None:
+        names = [s for s in names if s == strategy]
+    racks = _racks(topic_rows)
+    strategies = []
+    for s in names:
+        row = {k: v for k, v in metrics.get(s, {}).items() if k not in ("group_id", "strategy")}
+        strategies.append(
+            {
+                "strategy": s,
+                "metrics": row,
+                "members": _members_of(by_strategy.get(s, []), members, racks),
+            }
+        )
+    elections = tables.get("elections", [])
+    recs = tables.get("recommendations", [])
+    costs = [
+        r
+        for r in tables.get("rebalance_costs", [])
+        if strategy is None or r["strategy"] == strategy
+    ]
+    return {
+        "format": "kafka-assignment-planner/group",
+        "version": FORMAT_VERSION,
+        "group_id": group_id,
+        "source": source or {},
+        "members": None
+        if members is None
+        else [
+            {k: m.get(k) for k in MEMBER_COLUMNS}
+            for m in sorted(members, key=lambda m: str(m["member_id"]))
+        ],
+        "election": elections[0] if elections else None,
+        "strategies": strategies,
+        "rebalance_costs": sorted(costs, key=lambda r: (r["strategy"], r["scenario"])),
+        "recommendation": recs[0] if recs else None,
+        "rejected": tables.get("rejected", []),
+    }
+
+
+# ---- rendering ---------------------------------------------------------------------------
+
+
+def _text(v: Any) -> str:
+    if v is None:
+        return "-"
+    if isinstance(v, float):
+        return f"{v:.2f}"
+    if isinstance(v, list | tuple):
+        return ",".join(str(x) for x in v) or "-"
+    return str(v)
+
+
+def _table(headers: Sequence[str], rows: Sequence[Sequence[Any]], width: int) -> list[str]:
+    """Columns padded to their widest cell; the last column wraps within `width`."""
+    cells = [[_text(v) for v in r] for r in rows]
+    widths = [max([len(h), *(len(r[i]) for r in cells)]) for i, h in enumerate(headers)]
+    lead = sum(widths[:-1]) + 2 * (len(widths) - 1)
+    last = max(20, width - lead)
+    out = ["  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)).rstrip()]
+    for r in cells:
+        head = "  ".join(c.ljust(w) for c, w in zip(r[:-1], widths, strict=False))
+        wrapped = textwrap.wrap(r[-1], last, break_on_hyphens=False) or [""]
+        pad = (head + "  ") if len(headers) > 1 else ""
+        out.append((pad + wrapped[0]).rstrip())
+        out += [(" " * len(pad) + w).rstrip() for w in wrapped[1:]]
+    return out
+
+
+def render_table(view: Row, width: int | None = None) -> str:
+    width = width or shutil.get_terminal_size((120, 24)).columns
+    lines = [f"GROUP {view['group_id']}"]
+    src = view.get("source") or {}
+    if src:
+        lines.append("  " + ", ".join(f"{k}: {v}" for k, v in src.items() if v is not None))
+    lines += ["", "MEMBERS"]
+    if view["members"] is None:
+        lines.append("  (the input snapshot is not reachable: pass --input DIR to see them)")
+    else:
+        rows = [
+            (
+                m["member_id"],
+                m["group_instance_id"],
+                m["client_rack"],
+                m["generation"],
+                m["assignment_strategies"],
+                m["topic_pattern"] or _text(m["topics"]),
+            )
+            for m in view["members"]
+        ]
+        heads = ("MEMBER-ID", "INSTANCE-ID", "RACK", "GENERATION", "STRATEGIES", "SUBSCRIPTION")
+        lines += _indent(_table(heads, rows, width - 2))
+    election = view.get("election")
+    if election:
+        lines += ["", "ELECTION"]
+        lines.append(
+            f"  elected: {_text(election['elected_strategy'])}   candidates:"
+            f" {_text(election['candidate_strategies'])}   error: {_text(election['error'])}"
+        )
+    for s in view["strategies"]:
+        lines += _strategy_lines(s, width)
+    if view["rebalance_costs"]:
+        lines += ["", "WHAT-IF REBALANCES (rebalance_costs)"]
+        costs = [[r.get(k) for _, k in COST_COLUMNS] for r in view["rebalance_costs"]]
+        lines += _indent(_table([h.upper() for h, _ in COST_COLUMNS], costs, width - 2))
+    rec = view.get("recommendation")
+    if rec:
+        lines += ["", "RECOMMENDATION"]
+        lines.append(
+            f"  current: {_text(rec['current_strategy'])}   recommended:"
+            f" {_text(rec['recommended_strategy'])}"
+        )
+        lines += ["  " + w for w in textwrap.wrap(str(rec.get("reason") or ""), width - 2)]
+        figures = [
+            (k[len("current_") :], rec.get(k), rec.get("recommended_" + k[len("current_") :]))
+            for k in rec
+            if k.startswith("current_") and k != "current_strategy"
+        ]
+        lines += _indent(_table(("FIGURE", "CURRENT", "RECOMMENDED"), figures, width - 2))
+    if view["rejected"]:
+        lines += ["", "REJECTED"]
+        rows = [
+            (
+                r["severity"],
+                r["reason"],
+                r.get("member_id"),
+                r.get("topic"),
+                r.get("strategy"),
+                r["detail"],
+            )
+            for r in view["rejected"]
+        ]
+        heads = ("SEVERITY", "REASON", "MEMBER", "TOPIC", "STRATEGY", "DETAIL")
+        lines += _indent(_table(heads, rows, width - 2))
+    return "\n".join(lines) + "\n"
+
+
+def _indent(lines: list[str]) -> list[str]:
+    return ["  " + line for line in lines]
+
+
+def _strategy_lines(s: Row, width: int) -> list[str]:
+    m = s["metrics"]
+    lines = [
+        "",
+        f"STRATEGY {s['strategy']}"
+        + (f" (elected: {m['elected_strategy']})" if m.get("elected_strategy") else ""),
+    ]
+    shown = [f"{label} {_text(m.get(key))}" for label, key in SHOWN_METRICS if key in m]
+    lines += ["  " + w for w in textwrap.wrap("   ".join(shown), width - 2)]
+    rows = [
+        (
+            r["member_id"],
+            r["partition_count"],
+            r["lag"],
+            r["rack_mismatches"],
+            r["partitions"],
+        )
+        for r in s["members"]
+    ]
+    heads = ("MEMBER-ID", "COUNT", "LAG", "RACK-MISMATCH", "PARTITIONS")
+    lines += _indent(_table(heads, rows, width - 2))
+    return lines
+
+
+def render_csv(view: Row) -> str:
+    buf = io.StringIO()
+    w = csv.writer(buf, lineterminator="\n")
+    w.writerow(CSV_COLUMNS)
+    for s in view["strategies"]:
+        for m in s["members"]:
+            for a in m["assigned"]:
+                row = {
+                    "group_id": view["group_id"],
+                    "strategy": s["strategy"],
+                    "member_id": m["member_id"],
+                    "group_instance_id": m["group_instance_id"],
+                    **a,
+                }
+                w.writerow(["" if row[c] is None else row[c] for c in CSV_COLUMNS])
+    return buf.getvalue()
+
+
+def render_json(view: Row) -> str:
+    return json.dumps(view, indent=2, sort_keys=False, allow_nan=False) + "\n"
+
+
+def render(view: Row, fmt: str) -> str:
+    if fmt == "json":
+        return render_json(view)
+    if fmt == "csv":
+        return render_csv(view)
+    return render_table(view)

@@ -1,0 +1,252 @@
+"""Planning one group without Spark: what `python -m jobs.plan_group` runs.
+
+The estate job's UDF (`jobs.udf`) plans each group of a bucket with the pure core:
+`build_group` -> `group_load` -> `plan_group` -> `group_whatif`. `plan_one` runs exactly those
+calls, with the same settings derived from the same config (`run_settings`), and
+`table_rows` turns the result into the rows the job writes for that group, so that the two
+agree row for row (an end-to-end test compares them on the sample estate).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from assignors.analysis.load import OffsetRow
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import ELECTED, UnknownStrategyError, canonical_name, resolve
+from assignors.inputs.patterns import PatternResolver
+from assignors.inputs.topics import partition_data
+from assignors.inputs.validation import (
+    MemberRow,
+    OwnedRow,
+    TopicStatus,
+    build_group,
+    check_topic,
+    no_members_problem,
+)
+from assignors.model import GroupSpec
+from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
+from assignors.problems import ERROR, NOT_PLANNED, Problem
+from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
+from jobs.config import ConfigError, PlannerConfig
+
+Row = dict[str, Any]
+
+
+def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
+    """The what-if settings of the config, `recommend_from` as protocol names.
+
+    A `recommend_from` entry is a built-in strategy (protocol or Kafka class name, `balanced`
+    included) or a plugin configured in `strategies` (by class path or protocol name); any
+    other name is a ConfigError. A candidate the run does not plan is never recommended.
+    """
+    plugins: dict[str, str] = {}
+    for name in config.strategies:
+        if name != ELECTED and canonical_name(name) is None:
+            try:
+                protocol = resolve(name)[0]
+            except UnknownStrategyError as exc:
+                raise ConfigError(str(exc)) from exc
+            plugins[name.strip()] = plugins[protocol] = protocol
+    candidates = []
+    for name in config.recommend_from:
+        found = canonical_name(name) or plugins.get(name.strip())
+        if found is None:
+            raise ConfigError(
+                f"recommend_from: {name!r} is neither a built-in strategy nor a plugin"
+                " configured in strategies"
+            )
+        candidates.append(found)
+    return WhatIfSettings(
+        scenarios=config.scenarios,
+        max_members=config.scenario_max_members,
+        max_partitions=config.scenario_max_partitions,
+        recommend_from=tuple(dict.fromkeys(candidates)),
+    )
+
+
+@dataclass(frozen=True)
+class RunSettings:
+    """What the job's `PlanContext` holds for a run, built from the same config."""
+
+    catalog: StrategyCatalog
+    whatif: WhatIfSettings
+    balance_by: str
+    has_current_assignment: bool
+    has_offsets: bool
+    has_weights: bool
+
+
+def run_settings(
+    config: PlannerConfig, has_current_assignment: bool, has_offsets: bool, has_weights: bool
+) -> RunSettings:
+    """The strategies as the job resolves them (a ConfigError for a typo or a plugin that
+    cannot load), `elected` planned when the config lists it."""
+    names = [s for s in config.strategies if s != ELECTED]
+    if ELECTED in config.strategies:
+        names.append(ELECTED)
+    try:
+        catalog = StrategyCatalog.build(names, config.default_assignment_strategies)
+    except UnknownStrategyError as exc:
+        raise ConfigError(str(exc)) from exc
+    return RunSettings(
+        catalog,
+        whatif_settings(config),
+        config.balance_by,
+        has_current_assignment,
+        has_offsets,
+        has_weights,
+    )
+
+
+def topic_catalog(rows: Iterable[Row]) -> tuple[dict[str, TopicStatus], list[Problem]]:
+    """The topic catalog of `topic_partitions` rows, as the job's driver builds it
+    (`jobs.pipeline.topic_catalog`), for the topics given."""
+    stats: dict[str, list[Any]] = {}
+    racks, weights = [], []
+    for r in rows:
+        topic, p = r["topic"], r["partition"]
+        if topic is None:
+            continue
+        seen = stats.setdefault(topic, [0, set(), 0])
+        seen[0] += 1
+        if p is None:
+            seen[2] += 1
+        else:
+            seen[1].add(p)
+        if r.get("replica_racks") is not None:
+            racks.append((topic, p, r["replica_racks"]))
+        if r.get("weight") is not None:
+            weights.append((topic, p, r["weight"]))
+    catalog: dict[str, TopicStatus] = {}
+    problems: list[Problem] = []
+    for topic, (n, parts, nulls) in stats.items():
+        low = min(parts) if parts else None
+        high = max(parts) if parts else None
+        status, found = check_topic(topic, n, len(parts), low, high, nulls)
+        catalog[topic] = status
+        problems.extend(found)
+    catalog, more = partition_data(catalog, racks, weights)
+    return catalog, problems + more
+
+
+def member_rows(rows: Iterable[Row]) -> list[MemberRow]:
+    return [
+        MemberRow(
+            r["member_id"],
+            r.get("group_instance_id"),
+            r.get("client_rack"),
+            r.get("topics"),
+            r.get("topic_pattern"),
+            r.get("assignment_strategies"),
+            r.get("generation"),
+        )
+        for r in rows
+    ]
+
+
+@dataclass
+class GroupResult:
+    group_id: str
+    problems: list[Problem] = field(default_factory=list)
+    spec: GroupSpec | None = None
+    plan: GroupPlan | None = None
+    whatif: GroupWhatIf | None = None
+    has_members: bool = True  # False: rows of current_assignment only (NO_MEMBERS)
+    lags: Mapping[tuple[str, int], int | None] | None = None  # the group's, with offsets
+
+
+def plan_one(
+    group_id: str,
+    members: Sequence[MemberRow],
+    owned: Iterable[OwnedRow],
+    offsets: Sequence[OffsetRow],
+    catalog: Mapping[str, TopicStatus],
+    settings: RunSettings,
+    resolve_pattern: PatternResolver | None = None,
+) -> GroupResult:
+    """One group, planned as the UDF plans it (`jobs.udf._plan_bucket`)."""
+    out = GroupResult(group_id)
+    if not members:
+        out.problems.append(no_members_problem(group_id))
+        out.has_members = False
+        return out
+    strategies = settings.catalog
+    spec, problems = build_group(
+        group_id, members, owned, catalog, strategies.is_known, resolve_pattern
+    )
+    out.problems, out.spec = problems, spec
+    if spec is None:
+        return out
+    load, found = group_load(
+        spec,
+        offsets if settings.has_offsets else None,
+        catalog if settings.has_weights else None,
+        settings.balance_by,
+    )
+    out.problems += found
+    out.lags = load.lags
+    out.plan = plan_group(spec, strategies, settings.has_current_assignment, load=load)
+    if settings.whatif is not None:
+        out.whatif = group_whatif(spec, out.plan, strategies, settings.whatif, lags=load.lags)
+    return out
+
+
+def problem_row(p: Problem) -> Row:
+    return {
+        "group_id": p.group_id,
+        "member_id": p.member_id,
+        "topic": p.topic,
+        "strategy": p.strategy,
+        "severity": p.severity,
+        "reason": p.reason,
+        "detail": p.detail,
+    }
+
+
+def table_rows(result: GroupResult) -> dict[str, list[Row]]:
+    """The group's rows of each output table, as the job writes them (`jobs.udf._Output`)."""
+    gid = result.group_id
+    out: dict[str, list[Row]] = {
+        "assignments": [],
+        "balance_metrics": [],
+        "elections": [],
+        "rejected": [problem_row(p) for p in result.problems],
+        "rebalance_costs": [],
+        "recommendations": [],
+    }
+    plan = result.plan
+    if result.spec is None or plan is None:
+        if result.has_members:  # every input group has an elections row
+            out["elections"].append(_election(gid, None, [], NOT_PLANNED))
+        return out
+    out["rejected"] += [problem_row(p) for p in plan.problems]
+    rejected = any(p.severity == ERROR and p.strategy is None for p in plan.problems)
+    election = plan.election
+    if election is None or rejected:
+        out["elections"].append(_election(gid, None, [], NOT_PLANNED))
+    else:
+        out["elections"].append(
+            _election(gid, election.elected, election.candidate_strategies, election.error)
+        )
+        if result.whatif is not None:
+            out["rejected"] += [problem_row(p) for p in result.whatif.problems]
+            out["rebalance_costs"] = [dict(r) for r in result.whatif.costs]
+            out["recommendations"] = [dict(result.whatif.recommendation)]
+    for sp in plan.plans:
+        for values in sp.rows:
+            row = dict(zip(ASSIGNMENT_ROW_FIELDS, values, strict=True))
+            out["assignments"].append({"group_id": gid, "strategy": sp.strategy, **row})
+        out["balance_metrics"].append({"group_id": gid, "strategy": sp.strategy, **sp.metrics})
+    return out
+
+
+def _election(gid: str, elected: str | None, candidates: list[str], error: str | None) -> Row:
+    return {
+        "group_id": gid,
+        "elected_strategy": elected,
+        "candidate_strategies": list(candidates),
+        "error": error,
+    }
