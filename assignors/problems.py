@@ -15,6 +15,8 @@ ERROR: Final = "error"
 WARNING: Final = "warning"
 INT32_MIN: Final = -(2**31)
 INT32_MAX: Final = 2**31 - 1
+INT64_MAX: Final = 2**63 - 1
+"""Kafka's largest offset (a Java long); sums of offsets saturate here (LAG_SATURATED)."""
 NOT_PLANNED: Final = "NOT_PLANNED"
 """`elections.error` of a group that is not planned (its reasons are in `rejected`)."""
 
@@ -46,6 +48,7 @@ class Reason(StrEnum):
     NULL_PARTITION = "NULL_PARTITION"
     # warnings: planned, something ignored
     NULL_TOPIC = "NULL_TOPIC"
+    DUPLICATE_SUBSCRIPTION = "DUPLICATE_SUBSCRIPTION"
     DUPLICATE_PARTITION = "DUPLICATE_PARTITION"
     NO_SUBSCRIPTION = "NO_SUBSCRIPTION"
     NULL_TOPIC_NAME = "NULL_TOPIC_NAME"
@@ -82,6 +85,8 @@ class Reason(StrEnum):
     CONFLICTING_OFFSETS = "CONFLICTING_OFFSETS"
     COMMITTED_PAST_LOG_END = "COMMITTED_PAST_LOG_END"
     NEGATIVE_OFFSET = "NEGATIVE_OFFSET"
+    OFFSET_OUT_OF_RANGE = "OFFSET_OUT_OF_RANGE"
+    LAG_SATURATED = "LAG_SATURATED"
     NULL_LOG_END_OFFSET = "NULL_LOG_END_OFFSET"
     INVALID_WEIGHT = "INVALID_WEIGHT"
 

@@ -228,19 +228,24 @@ def planner_input(
 
 
 def _no_offsets() -> list[Column]:
-    return [F.lit(None).cast("bigint").alias(c) for c in ("committed_offset", "log_end_offset")]
+    return [F.lit(None).cast("string").alias(c) for c in ("committed_offset", "log_end_offset")]
 
 
 def _offsets_rows(offsets: DataFrame, typed: dict[str, T.DataType]) -> DataFrame:
-    """`offsets` rows as planner input rows (kind KIND_OFFSETS; offsets as bigint)."""
+    """`offsets` rows as planner input rows (kind KIND_OFFSETS).
+
+    Offsets travel as decimal text: PySpark hands a nullable bigint column to pandas as
+    float64, which rounds values above 2^53 (and 2^63-1 overflows on the way back to int);
+    text is exact, and also carries an unsigned column's values above 2^63-1 to the planner,
+    which reports them (OFFSET_OUT_OF_RANGE) instead of wrapping them."""
     return offsets.select(
         F.lit(KIND_OFFSETS).alias("kind"),
         "group_id",
         *[F.lit(None).cast(typed[c]).alias(c) for c in SUBSCRIPTIONS_COLUMNS if c != "group_id"],
         "topic",
         F.col("partition").cast("bigint").alias("partition"),
-        F.col("committed_offset").cast("bigint").alias("committed_offset"),
-        F.col("log_end_offset").cast("bigint").alias("log_end_offset"),
+        F.col("committed_offset").cast("string").alias("committed_offset"),
+        F.col("log_end_offset").cast("string").alias("log_end_offset"),
     )
 
 

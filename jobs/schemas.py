@@ -12,6 +12,7 @@ from pyspark.sql import types as T
 from assignors.analysis.metrics import METRIC_COLUMNS
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
+from assignors.widths import BIGINT_COLUMNS
 
 STRING = T.StringType()
 INT = T.IntegerType()
@@ -95,6 +96,11 @@ _INTEGERS = T.ByteType | T.ShortType | T.IntegerType | T.LongType
 _FLOATS = T.FloatType | T.DoubleType
 
 
+def _is_unsigned_long(t: T.DataType) -> bool:
+    """How Spark reads a Parquet uint64 column: decimal(20,0) (uint8..uint32 read as ints)."""
+    return isinstance(t, T.DecimalType) and t.scale == 0 and t.precision <= 20
+
+
 def _accepts(actual: T.DataType, expected: T.DataType) -> bool:
     """Exact type, or one that converts without loss of meaning: another integer type where an
     int/bigint is expected (Parquet writers often produce int64 for partition numbers), a float
@@ -103,9 +109,9 @@ def _accepts(actual: T.DataType, expected: T.DataType) -> bool:
     if actual == expected:
         return True
     if isinstance(expected, T.IntegerType | T.LongType):
-        return isinstance(actual, _INTEGERS | _FLOATS)
+        return isinstance(actual, _INTEGERS | _FLOATS) or _is_unsigned_long(actual)
     if isinstance(expected, T.DoubleType):
-        return isinstance(actual, _INTEGERS | T.FloatType)
+        return isinstance(actual, _INTEGERS | T.FloatType) or _is_unsigned_long(actual)
     if isinstance(expected, T.ArrayType) and isinstance(actual, T.ArrayType):
         return _accepts(actual.elementType, expected.elementType)
     return False
@@ -160,6 +166,15 @@ def conform(
             # beyond int range; the planner reads partitions and generations as Python ints and
             # reports impossible values as rejected rows.
             cols.append(df[name])
+        elif _is_unsigned_long(dtype) and isinstance(expected, T.LongType):
+            # An unsigned offset column is kept exact, even above 2^63-1: the offsets travel to
+            # the planner as text, which reports such values (OFFSET_OUT_OF_RANGE).
+            cols.append(df[name])
+        elif _is_unsigned_long(dtype) and isinstance(expected, T.IntegerType):
+            # partition, generation: values above 2^63-1 are refused when the files are
+            # checked (jobs.inputs); the rest fit a bigint, and the planner reports those
+            # beyond int range as it does for a bigint column.
+            cols.append(df[name].cast(LONG).alias(name))
         elif isinstance(dtype, _FLOATS) and not isinstance(expected, T.DoubleType):
             # integral values (checked by the reader); NaN is pandas' null
             c = df[name]
@@ -183,6 +198,15 @@ _PY_TO_SPARK: dict[type, T.DataType] = {
     list: STRINGS,
 }
 
+
+def _spark_type(name: str, typ: type) -> T.DataType:
+    """A core column's Spark type: offsets and sums of offsets are bigint (their domain is a
+    Kafka long), other integers count things of one group (int)."""
+    if typ is int and name in BIGINT_COLUMNS:
+        return LONG
+    return _PY_TO_SPARK[typ]
+
+
 ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),
     ("strategy", STRING, False),
@@ -198,7 +222,7 @@ ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
 BALANCE_METRICS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),
     ("strategy", STRING, False),
-    *((name, _PY_TO_SPARK[typ], True) for name, typ in METRIC_COLUMNS),
+    *((name, _spark_type(name, typ), True) for name, typ in METRIC_COLUMNS),
 )
 ELECTIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
     ("group_id", STRING, False),
@@ -224,11 +248,10 @@ REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
 # What-if rebalances and recommendations (docs/whatif.md): the pure core names the columns.
 # `lag_moved` is a sum of offsets (bigint, like the lag columns).
 REBALANCE_COSTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
-    (name, LONG if name == "lag_moved" else _PY_TO_SPARK[typ], nullable)
-    for name, typ, nullable in REBALANCE_COST_COLUMNS
+    (name, _spark_type(name, typ), nullable) for name, typ, nullable in REBALANCE_COST_COLUMNS
 )
 RECOMMENDATIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
-    (name, _PY_TO_SPARK[typ], nullable) for name, typ, nullable in RECOMMENDATION_COLUMNS
+    (name, _spark_type(name, typ), nullable) for name, typ, nullable in RECOMMENDATION_COLUMNS
 )
 
 

@@ -176,7 +176,30 @@ def _offsets_columns(pdf: pd.DataFrame) -> tuple[list[int | None], list[int | No
     # A frame without the offsets columns (a plain pandas caller) has no offsets rows.
     if "committed_offset" not in pdf:
         return [None] * len(pdf), [None] * len(pdf)
-    return _ints(pdf["committed_offset"]), _ints(pdf["log_end_offset"])
+    return _exact_ints(pdf["committed_offset"]), _exact_ints(pdf["log_end_offset"])
+
+
+def _exact_ints(col: pd.Series) -> list[int | None]:
+    """Offsets, exactly: the Spark side sends them as decimal text (see `planner_input`); a
+    plain pandas caller may pass ints (numpy, nullable Int64 or Arrow-backed), or floats
+    with NaN for null (pandas' default for an int column with a None) below 2^53 only: a
+    larger float may already have been rounded, so it is refused rather than guessed."""
+    out: list[int | None] = []
+    for v in col.tolist():
+        if v is None or v is pd.NA:
+            out.append(None)
+        elif isinstance(v, str):
+            out.append(int(v))
+        elif isinstance(v, float):
+            if v != v:
+                out.append(None)
+            elif v.is_integer() and abs(v) < 2.0**53:
+                out.append(int(v))
+            else:
+                raise TypeError(f"an offset as float {v!r} may be rounded: pass integers")
+        else:
+            out.append(int(v))
+    return out
 
 
 def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:

@@ -28,7 +28,8 @@ from typing import Final
 from assignors.analysis.flow import FlowNetwork, subscription_classes
 from assignors.inputs.validation import TopicStatus, topic_warning
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
-from assignors.problems import WARNING, Problem, Reason
+from assignors.problems import INT64_MAX, WARNING, Problem, Reason
+from assignors.widths import saturated
 
 WEIGHT_SCALE: Final = 1_000_000
 """Load units per weight 1.0: weights are rounded to micro-units (round half to even).
@@ -134,6 +135,9 @@ _DETAIL: Final[dict[str, str]] = {
     Reason.CONFLICTING_OFFSETS: "offsets rows repeated with different values; lag unknown",
     Reason.COMMITTED_PAST_LOG_END: "committed offset past the log end offset; lag clamped at 0",
     Reason.NEGATIVE_OFFSET: "negative committed or log end offset; lag unknown",
+    Reason.OFFSET_OUT_OF_RANGE: (
+        "committed or log end offset above 2^63-1, Kafka's largest offset; lag unknown"
+    ),
     Reason.NULL_LOG_END_OFFSET: "committed offset without a log end offset; lag unknown",
 }
 
@@ -158,11 +162,16 @@ def _lag_of(committed: int | None, log_end: int | None) -> tuple[int | None, str
 
     >>> _lag_of(90, 100), _lag_of(None, 100), _lag_of(120, 100)
     ((10, None), (None, None), (0, 'COMMITTED_PAST_LOG_END'))
-    >>> _lag_of(-1, 100)
-    (None, 'NEGATIVE_OFFSET')
+    >>> _lag_of(-1, 100), _lag_of(0, 2**64 - 1)
+    ((None, 'NEGATIVE_OFFSET'), (None, 'OFFSET_OUT_OF_RANGE'))
     """
     if (committed is not None and committed < 0) or (log_end is not None and log_end < 0):
         return None, str(Reason.NEGATIVE_OFFSET)
+    # An unsigned input column can hold more than a Java long (-1 written unsigned: 2^64-1).
+    if (committed is not None and committed > INT64_MAX) or (
+        log_end is not None and log_end > INT64_MAX
+    ):
+        return None, str(Reason.OFFSET_OUT_OF_RANGE)
     if committed is None:
         return None, None  # nothing committed: unknown, and legal
     if log_end is None:
@@ -186,7 +195,10 @@ def partition_lags(
 
     * committed > log end: lag 0 (`COMMITTED_PAST_LOG_END`);
     * a negative offset: unknown (`NEGATIVE_OFFSET`; Kafka's OffsetFetch answers -1 for "no
-      committed offset", which a snapshot should have turned into null);
+      committed offset", which a snapshot should have turned into null); one above 2^63-1
+      (an unsigned column): unknown (`OFFSET_OUT_OF_RANGE`);
+    * known lags that sum past 2^63-1: the sums saturate there, one group-level
+      `LAG_SATURATED` warning;
     * committed offset without log end: unknown (`NULL_LOG_END_OFFSET`);
     * rows of topics the group does not consume, or of partitions the topic does not have:
       ignored (`OFFSETS_UNKNOWN_TOPIC`, `OFFSETS_UNKNOWN_PARTITION`); a null topic or
@@ -222,7 +234,25 @@ def partition_lags(
         lags[tp] = lag
         if reason is not None:
             found.add(reason, *tp)
-    return lags, found.problems()
+    problems = found.problems()
+    total = sum(lag for lag in lags.values() if lag is not None)
+    if total > INT64_MAX:
+        problems.append(lag_saturated(group_id, total))
+    return lags, problems
+
+
+def lag_saturated(group_id: str | None, total: int, strategy: str | None = None) -> Problem:
+    """The warning for lags that sum past 2^63-1 (the sums in the output saturate there)."""
+    return Problem(
+        group_id,
+        None,
+        None,
+        WARNING,
+        Reason.LAG_SATURATED,
+        f"lags sum to {total}, more than a bigint holds: total_lag, max_member_lag and"
+        f" lag_moved are capped at {INT64_MAX}",
+        strategy,
+    )
 
 
 _Offsets = tuple[int | None, int | None]
@@ -460,17 +490,20 @@ def _lag_metrics(
     member_lags = [
         sum(lags.get(tp) or 0 for tp in assignment.get(m.member_id, ())) for m in spec.members
     ]
-    out["total_lag"] = sum(known)
+    # Sums of lags saturate at 2^63-1 (`partition_lags` warned with LAG_SATURATED).
+    out["total_lag"] = saturated(sum(known))
     out["max_partition_lag"] = max(known)
     if member_lags:
-        out["max_member_lag"] = max(member_lags)
+        out["max_member_lag"] = saturated(max(member_lags))
         out["lag_imbalance"] = _imbalance(member_lags)
     if previous is not None:
-        out["lag_moved"] = sum(
-            lags.get(tp) or 0
-            for member_id, tps in assignment.items()
-            for tp in tps
-            if (owner := previous.get(tp)) is not None and owner != member_id
+        out["lag_moved"] = saturated(
+            sum(
+                lags.get(tp) or 0
+                for member_id, tps in assignment.items()
+                for tp in tps
+                if (owner := previous.get(tp)) is not None and owner != member_id
+            )
         )
     return out
 

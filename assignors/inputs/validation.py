@@ -281,6 +281,55 @@ def _sorted_rows(members: Sequence[MemberRow]) -> list[MemberRow]:
     return rows
 
 
+def _row_key(r: MemberRow) -> tuple[object, ...]:
+    def seq(v: Sequence[str | None] | None) -> tuple[str | None, ...] | None:
+        return None if v is None else tuple(v)
+
+    return (
+        r.member_id,
+        r.group_instance_id,
+        r.client_rack,
+        seq(r.topics),
+        r.topic_pattern,
+        seq(r.assignment_strategies),
+        r.generation,
+    )
+
+
+def _drop_exact_duplicates(rows: Sequence[MemberRow], found: _Found) -> list[MemberRow]:
+    """The rows with each identical repeat of a member's row dropped (a part file delivered
+    twice by a retried export): counted once, with a DUPLICATE_SUBSCRIPTION warning, as the
+    other tables treat exact repeats. Different rows sharing a member id are left for
+    DUPLICATE_MEMBER_ID; rows without a member id for NULL_MEMBER_ID.
+
+    >>> found = _Found("g")
+    >>> a, b = MemberRow("m", topics=["t"]), MemberRow("n", topics=["t"])
+    >>> [r.member_id for r in _drop_exact_duplicates([a, b, MemberRow("m", topics=["t"])], found)]
+    ['m', 'n']
+    >>> [(p.reason, p.member_id, p.severity) for p in found.items]
+    [('DUPLICATE_SUBSCRIPTION', 'm', 'warning')]
+    """
+    seen: set[tuple[object, ...]] = set()
+    repeats: Counter[str] = Counter()
+    out = []
+    for row in rows:
+        if row.member_id is not None:
+            key = _row_key(row)
+            if key in seen:
+                repeats[row.member_id] += 1
+                continue
+            seen.add(key)
+        out.append(row)
+    for member_id, n in sorted(repeats.items()):
+        found.add(
+            WARNING,
+            Reason.DUPLICATE_SUBSCRIPTION,
+            f"{n} identical subscriptions row(s) repeated; counted once",
+            member_id,
+        )
+    return out
+
+
 def _check_identities(rows: Sequence[MemberRow], found: _Found) -> None:
     ids = Counter(m.member_id for m in rows if m.member_id)
     instances = Counter(m.group_instance_id for m in rows if m.group_instance_id)
@@ -578,7 +627,7 @@ def build_group(
         # Kafka's consumer refuses an empty group.id for group management.
         found.add(ERROR, Reason.EMPTY_GROUP_ID, "empty group_id: Kafka cannot form this group")
         return None, found.items
-    rows = _sorted_rows(members)
+    rows = _drop_exact_duplicates(_sorted_rows(members), found)
     protocol = _group_protocol(group_id, rows, found) or CLASSIC
     _check_identities(rows, found)
     subscriptions = _Subscriptions(catalog, resolve_pattern, found)

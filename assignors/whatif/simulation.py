@@ -84,6 +84,7 @@ from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
 from assignors import progress
+from assignors.analysis.load import lag_saturated
 from assignors.catalog.registry import Assignor
 from assignors.model import (
     Assignment,
@@ -97,8 +98,9 @@ from assignors.model import (
     member_order,
 )
 from assignors.ownership import max_generation
-from assignors.problems import WARNING, Problem, Reason
+from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.protocol import is_cooperative
+from assignors.widths import saturated
 
 __all__ = [
     "DEFAULT_MAX_MEMBERS",
@@ -132,7 +134,7 @@ REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
     ("rounds", int, False),
     ("moved_partition_count", int, False),
     ("paused_partition_count", int, False),
-    ("lag_moved", int, True),
+    ("lag_moved", int, True),  # a bigint: assignors.widths
     ("max_partitions_per_member_after", int, False),
     ("partition_spread_after", int, False),
     ("balance_gap_after", int, True),
@@ -767,6 +769,10 @@ def scenario_costs(
     rows = []
     for cost in costs:
         fig = _figures(cost)
+        if lags is not None and fig.lag_moved > INT64_MAX:
+            # Repeated rebalances can move more lag than a bigint holds: capped, and said so.
+            problems.append(lag_saturated(gid, fig.lag_moved, strategy))
+            fig = fig._replace(lag_moved=saturated(fig.lag_moved))
         # The group as the trigger left it: what the bound is measured against.
         gap = None if bound is None else fig.max_after - bound.of(gid, cost.members, cost.topics)
         rows.append(_row(spec.group_id, strategy, fig, lags is not None, gap))

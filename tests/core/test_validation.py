@@ -60,7 +60,8 @@ def test_clean_group_builds_spec_with_owned_and_departed() -> None:
         ([MemberRow(None, topics=["t1"])], (ERROR, Reason.NULL_MEMBER_ID)),
         ([MemberRow("", topics=["t1"])], (ERROR, Reason.NULL_MEMBER_ID)),
         (
-            [MemberRow("a", topics=["t1"]), MemberRow("a", topics=["t1"])],
+            # two different rows (identical ones are counted once: DUPLICATE_SUBSCRIPTION)
+            [MemberRow("a", topics=["t1"]), MemberRow("a", topics=["t1"], generation=2)],
             (ERROR, Reason.DUPLICATE_MEMBER_ID),
         ),
         (

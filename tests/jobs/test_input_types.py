@@ -22,7 +22,9 @@ STRINGS = T.ArrayType(T.StringType())
         (pa.int8(), T.IntegerType(), OK),
         (pa.int64(), T.IntegerType(), OK),
         (pa.uint32(), T.IntegerType(), OK),
-        (pa.uint64(), T.IntegerType(), BAD),  # Spark reads it as decimal(20,0)
+        # Spark reads uint64 as decimal(20,0): accepted, values above 2^63-1 reported (scan)
+        (pa.uint64(), T.IntegerType(), OK),
+        (pa.uint64(), T.LongType(), OK),
         (pa.float64(), T.IntegerType(), FLOAT),
         (pa.float32(), T.LongType(), FLOAT),
         (pa.string(), T.IntegerType(), BAD),

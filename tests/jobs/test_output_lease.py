@@ -72,15 +72,17 @@ def test_a_lock_not_renewed_within_its_lease_expires_on_any_host(
 @pytest.mark.parametrize(
     ("holder", "expired"),
     [
-        ({"renewed": _ago(10), "lease_s": 5}, True),
-        ({"renewed": _ago(10), "lease_s": 60}, False),
+        ({"renewed": 10, "lease_s": 5}, True),  # seconds ago, made when the test runs
+        ({"renewed": 10, "lease_s": 60}, False),
         ({"renewed": "2026-11-20T10:00:00", "lease_s": 60}, True),  # naive: UTC, as written
         ({"started": "2026-11-20T10:00:00"}, False),  # no renewal time: an older planner's
         ({"renewed": "yesterday", "lease_s": 60}, False),
-        ({"renewed": _ago(10), "lease_s": "5"}, False),
+        ({"renewed": 10, "lease_s": "5"}, False),
     ],
 )
 def test_expiry(holder: dict[str, object], expired: bool) -> None:
+    if isinstance(holder.get("renewed"), int):
+        holder = {**holder, "renewed": _ago(float(holder["renewed"]))}  # type: ignore[arg-type]
     assert lock._expired(holder) is expired
     assert lock._is_stale({**holder, "host": "another-host.invalid", "pid": 1}) is expired
 

@@ -21,7 +21,8 @@ def bucket() -> pd.DataFrame:
     rows = [
         # the 6-partition, 3-member group, and a rejected one (two members share an id)
         *({"group_id": "six", "member_id": c, "topics": ["t"]} for c in ("c0", "c1", "c2")),
-        *({"group_id": "dup", "member_id": "x", "topics": ["t"]} for _ in range(2)),
+        # (different rows: identical ones are one member counted once, DUPLICATE_SUBSCRIPTION)
+        *({"group_id": "dup", "member_id": "x", "topics": t} for t in (["t"], ["t", "u"])),
         {"group_id": "solo", "member_id": "s", "topics": ["t", "u"]},
     ]
     frame = pd.DataFrame([{"kind": KIND_MEMBER, **r} for r in rows])
