@@ -1,7 +1,7 @@
 """One group's rows from a planner input or output, read with pyarrow alone (no Spark).
 
 Every table is a Parquet dataset (`NAME/`, a folder of part files, or `NAME.parquet`, one
-file: DESIGN §3.1). Only the group's rows are read: the scan filters on `group_id` (and on
+file: docs/data-contract.md). Only the group's rows are read: the scan filters on `group_id` (and on
 `topic` for `topic_partitions`), so pyarrow skips the row groups whose statistics exclude
 the group and decodes the columns of the others only.
 """

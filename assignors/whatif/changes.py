@@ -1,7 +1,7 @@
 """Operator-typed changes to one group, and what the next rebalance does under a strategy.
 
 `plan_group --what-if EXPR` takes the changes an on-call operator wants to try on a group
-that runs a strategy's plan (the steady state of the what-if rebalances, DESIGN §7):
+that runs a strategy's plan (the steady state of the what-if rebalances, docs/whatif.md):
 
 | form | change |
 |---|---|

@@ -1,6 +1,6 @@
 """The output directory: checked before planning, locked, and replaced only when complete.
 
-The job never deletes what is not its own (DESIGN §5). Before any planning, `claim`:
+The job never deletes what is not its own (docs/deploy.md). Before any planning, `claim`:
 
 - refuses an `--output` that equals, contains or lies inside `--input` (compared as resolved,
   fully qualified paths: symlinks, relative paths and `file:` URIs cannot hide an overlap);

@@ -1,4 +1,4 @@
-"""The estate report: one self-contained HTML page per run (DESIGN §9).
+"""The estate report: one self-contained HTML page per run (docs/data-contract.md).
 
     python -m jobs.report OUTPUT_DIR      # (re)build OUTPUT_DIR/report.html
 

@@ -9,7 +9,7 @@ from assignors.ownership import valid_owned
 
 
 def assert_valid_and_balanced(spec: GroupSpec, a: Assignment) -> None:
-    """Kafka's verifyValidityAndBalance (§4.7)."""
+    """Kafka's verifyValidityAndBalance (AbstractStickyAssignorTest)."""
     subs = {m.member_id: m.topics for m in spec.members}
     assert set(a) == set(subs)
     seen: set[TopicPartition] = set()
