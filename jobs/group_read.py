@@ -52,6 +52,7 @@ INPUT_COLUMNS: dict[str, dict[str, pa.DataType]] = {
         "topic_pattern": pa.string(),
         "assignment_strategies": _STRINGS,
         "generation": pa.int64(),
+        "group_protocol": pa.string(),
     },
     "current_assignment": {
         "group_id": pa.string(),

@@ -88,7 +88,9 @@ def run_settings(
     if ELECTED in config.strategies:
         names.append(ELECTED)
     try:
-        catalog = StrategyCatalog.build(names, config.default_assignment_strategies)
+        catalog = StrategyCatalog.build(
+            names, config.default_assignment_strategies, config.group_consumer_assignors
+        )
     except UnknownStrategyError as exc:
         raise ConfigError(str(exc)) from exc
     return RunSettings(
@@ -142,6 +144,7 @@ def member_rows(rows: Iterable[Row]) -> list[MemberRow]:
             r.get("topic_pattern"),
             r.get("assignment_strategies"),
             r.get("generation"),
+            r.get("group_protocol"),
         )
         for r in rows
     ]
