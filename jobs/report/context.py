@@ -22,6 +22,7 @@ from jobs.report.aggregates import (
     rejected_by_reason,
     worst_groups,
 )
+from jobs.report.render import ReportContext
 from jobs.report.tables import (
     GAP_BINS,
     LOAD_COLUMNS,
@@ -37,14 +38,12 @@ from jobs.report.tables import (
 # ---- the page -----------------------------------------------------------------------------
 
 
-def build_context(
-    spark: SparkSession, output_dir: str, manifest: Manifest | None
-) -> dict[str, Any]:
+def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | None) -> ReportContext:
     """Every figure of the page, from the output tables (small aggregates only)."""
     t = read_tables(spark, output_dir)
     metrics, elections, rejected = t["balance_metrics"], t["elections"], t["rejected"]
     costs, recs = t["rebalance_costs"], t["recommendations"]
-    ctx: dict[str, Any] = {
+    ctx: ReportContext = {
         # the manifest's output path: the pipeline may write the page into a temporary dir
         "output_dir": (manifest.output if manifest is not None else "") or output_dir,
         "notes": {},
@@ -60,7 +59,7 @@ def build_context(
         "worst_basis": "",
         "worst_limit": WORST_GROUPS,
     }
-    notes: dict[str, list[str]] = ctx["notes"]
+    notes = ctx["notes"]
     present = (
         [r["strategy"] for r in metrics.select("strategy").distinct().collect()]
         if metrics is not None
@@ -87,7 +86,7 @@ def build_context(
 
 
 def _worst_section(
-    ctx: dict[str, Any],
+    ctx: ReportContext,
     metrics: DataFrame | None,
     elections: DataFrame | None,
     recs: DataFrame | None,
@@ -97,8 +96,9 @@ def _worst_section(
     if metrics is None:
         worst.append(absent_table("balance_metrics"))
         return
-    ctx["worst"], ctx["worst_basis"] = worst_groups(metrics, elections, recs)
-    for row in ctx["worst"]:  # the command that shows the group in a terminal
+    rows, ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    ctx["worst"] = rows
+    for row in rows:  # the command that shows the group in a terminal
         row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
     if recs is None:
         worst.append(absent_table("recommendations") + " (recommended strategy column)")
@@ -143,7 +143,7 @@ def _header(
 
 
 def _balance_section(
-    ctx: dict[str, Any],
+    ctx: ReportContext,
     metrics: DataFrame | None,
     recs: DataFrame | None,
     notes: dict[str, list[str]],
@@ -213,9 +213,7 @@ def _balance_section(
         ctx["charts"]["load"] = charts.grouped_bars("load", panels, order)
 
 
-def _cost_section(
-    ctx: dict[str, Any], costs: DataFrame | None, notes: dict[str, list[str]]
-) -> None:
+def _cost_section(ctx: ReportContext, costs: DataFrame | None, notes: dict[str, list[str]]) -> None:
     from jobs.report import charts
 
     if costs is None:
@@ -248,7 +246,7 @@ def _cost_section(
 
 
 def _recommendation_section(
-    ctx: dict[str, Any], recs: DataFrame | None, notes: dict[str, list[str]]
+    ctx: ReportContext, recs: DataFrame | None, notes: dict[str, list[str]]
 ) -> None:
     if recs is None:
         notes.setdefault("recommend", []).append(absent_table("recommendations"))

@@ -2,10 +2,36 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, TypedDict
 
 if TYPE_CHECKING:
     import jinja2
+
+
+class ReportContext(TypedDict, total=False):
+    """What the page shows, section by section (the template's variables). A section whose
+    table or column the output lacks holds None or is empty, and `notes` says why."""
+
+    output_dir: str
+    notes: dict[str, list[str]]  # section -> sentences shown in it
+    charts: dict[str, str]  # section -> inline SVG
+    svg: dict[str, Any]  # the charts, marked safe for the template (render)
+    colors: dict[str, str]  # strategy -> its color (render)
+    strategies: list[str]  # the row order of every per-strategy view
+    header: dict[str, Any]  # the run: snapshot, version, durations, row counts
+    overview: dict[str, dict[str, Any]] | None  # per strategy, from balance_metrics
+    has_gap: bool
+    has_racks: bool
+    gap_column: str
+    load: dict[str, dict[str, dict[str, Any]]]  # lag / weight -> strategy -> percentiles
+    costs: dict[str, Any] | None  # rebalance costs per (strategy, scenario)
+    recommendations: list[dict[str, Any]] | None
+    worst: list[dict[str, Any]] | None
+    worst_basis: str
+    worst_limit: int
+    rejected: list[dict[str, Any]] | None
+    rejected_has_strategy: bool
+    elected: list[dict[str, Any]] | None
 
 
 def environment() -> jinja2.Environment:
@@ -28,7 +54,7 @@ def environment() -> jinja2.Environment:
     return env
 
 
-def render(ctx: dict[str, Any]) -> str:
+def render(ctx: ReportContext) -> str:
     """The HTML page for a context built by build_context."""
     from markupsafe import Markup
 
@@ -36,13 +62,14 @@ def render(ctx: dict[str, Any]) -> str:
 
     env = environment()
     # charts are our own SVG (text escaped by matplotlib): trusted markup
-    ctx = dict(ctx)
-    if ctx.get("elected"):
+    ctx = ReportContext(**ctx)  # a copy: the caller's context is left as it was
+    elected = ctx.get("elected")
+    if elected:
         colors = charts.strategy_colors(ctx["strategies"])
         ctx["charts"]["elected"] = charts.count_bars(
             "elected",
-            [(r["label"], r["count"]) for r in ctx["elected"]],
-            [colors.get(r["elected"] or "", charts.MUTED) for r in ctx["elected"]],
+            [(r["label"], r["count"]) for r in elected],
+            [colors.get(r["elected"] or "", charts.MUTED) for r in elected],
         )
     ctx["svg"] = {k: Markup(v) for k, v in ctx["charts"].items()}
     ctx["colors"] = charts.strategy_colors(ctx["strategies"])
