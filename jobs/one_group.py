@@ -232,7 +232,14 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
         out["elections"].append(_election(gid, None, [], NOT_PLANNED))
     else:
         out["elections"].append(
-            _election(gid, election.elected, election.candidate_strategies, election.error)
+            _election(
+                gid,
+                election.elected,
+                election.candidate_strategies,
+                election.error,
+                result.spec.group_protocol,
+                election.basis,
+            )
         )
         if result.whatif is not None:
             out["rejected"] += [problem_row(p) for p in result.whatif.problems]
@@ -246,10 +253,20 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
     return out
 
 
-def _election(gid: str, elected: str | None, candidates: list[str], error: str | None) -> Row:
+def _election(
+    gid: str,
+    elected: str | None,
+    candidates: list[str],
+    error: str | None,
+    protocol: str | None = None,
+    basis: str | None = None,
+) -> Row:
+    """An `elections` row, as `jobs.udf._Output.election` writes it."""
     return {
         "group_id": gid,
         "elected_strategy": elected,
         "candidate_strategies": list(candidates),
         "error": error,
+        "group_protocol": protocol,
+        "election_basis": basis,
     }

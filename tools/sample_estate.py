@@ -253,8 +253,9 @@ def _add_bad_rows(subs: dict[str, list[Any]], tp: dict[str, list[Any]], topics: 
         }.items():
             subs[k].append(v)
 
+    # two different rows under one member id (an identical repeat is only a warning)
     member("bad-duplicate-member", "consumer-1", [topics[0]])
-    member("bad-duplicate-member", "consumer-1", [topics[0]])
+    member("bad-duplicate-member", "consumer-1", [topics[0], topics[1]])
     member("bad-both-subscriptions", "consumer-1", [topics[1]], "orders\\..*")
     for p in (0, 1, 3):  # partition 2 missing
         tp["topic"].append("broken.gap")
