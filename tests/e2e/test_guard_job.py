@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from estate_builders import member, write_estate
+from helpers.estate import member, write_estate
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

@@ -11,7 +11,7 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from estate_builders import member
+from helpers.estate import member
 
 from jobs.config import load_config
 from jobs.plan_assignments import run
