@@ -31,7 +31,7 @@ WORKED = {
         *(member("two-topics", f"c{i}", ["t1", "t2"] if i < 3 else ["t2"]) for i in range(5)),
         *(member("one-topic", f"c{i}", ["solo"]) for i in range(5)),
         member("dup", "x", ["t1"]),
-        member("dup", "x", ["t1"]),
+        member("dup", "x", ["t1"], client_rack="r1"),  # another row, the same member id
     ],
 }
 

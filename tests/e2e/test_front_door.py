@@ -309,9 +309,8 @@ def test_a_previous_output_left_aside_by_a_dead_run_is_restored(  # type: ignore
 
 
 def test_a_run_that_plans_nothing_exits_3_and_says_so(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
-    estate = write_estate(
-        tmp_path / "in", {"t": 2}, [member("g", "a", ["t"]), member("g", "a", ["t"])]
-    )
+    clash = [member("g", "a", ["t"]), member("g", "a", ["t"], client_rack="r1")]
+    estate = write_estate(tmp_path / "in", {"t": 2}, clash)
     out = tmp_path / "out"
     code, text = plan("--input", estate, "--output", out, "--strategies", "range,roundrobin",
                       capsys=capsys)  # fmt: skip

@@ -31,7 +31,7 @@ def estate(root: Path) -> Path:
             *(member("big", f"m{i}", ["t", "u"]) for i in range(5)),
             # rejected: two members share an id
             member("dup", "x", ["t"]),
-            member("dup", "x", ["t"]),
+            member("dup", "x", ["t"], client_rack="r1"),
         ],
     )
 
