@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 import time
+from collections.abc import Callable
+from functools import partial
 
 import pytest
 
@@ -118,6 +120,18 @@ def test_rejected_with_reason(pattern: str, fragment: str) -> None:
 
 # The three patterns that hung before the guard was tightened: `?` and bounded repeats
 # inside a repeated group, and many bounded repeats in a row.
+# A hang detector, not a speed check: an unguarded catastrophic pattern backtracks for minutes
+# to hours on these names, a guarded one matches in microseconds. The gap is so wide that a
+# loaded machine cannot blur it; speed itself is measured by `make bench`, never here.
+HANG_S = 10.0
+
+
+def _seconds(fn: Callable[[], object]) -> float:
+    start = time.perf_counter()
+    fn()
+    return time.perf_counter() - start
+
+
 REPRODUCED = ["(a?a?)*b", "(?:a?a?a?)+b", "a{0,16}" * 12 + "b"]
 
 
@@ -195,10 +209,9 @@ def test_rejection_names_the_cause(pattern: str, detail: str) -> None:
 )
 def test_reproduced_hangs_are_rejected_before_matching(length: int, pattern: str) -> None:
     # These took seconds to forever on `length` characters; now they never reach the engine.
-    start = time.perf_counter()
-    with pytest.raises(InvalidPatternError):
+    with pytest.raises(InvalidPatternError) as info:
         match_topics(pattern, ["a" * length])
-    assert time.perf_counter() - start < 0.5
+    assert "backtrack" in info.value.detail  # refused by the static bound, never matched
 
 
 ADVERSARIAL = [
@@ -240,12 +253,10 @@ ADVERSARIAL = [
         r"(.*)-(.*)\.\1",
     ],
 )
-def test_safe_patterns_accepted_and_fast(pattern: str) -> None:
+def test_safe_patterns_accepted_and_never_hang(pattern: str) -> None:
     compiled = compile_java_pattern(pattern)
     for name in ADVERSARIAL:
-        start = time.perf_counter()
-        match_topics(compiled, [name])
-        assert time.perf_counter() - start < 0.5, name
+        assert _seconds(partial(match_topics, compiled, [name])) < HANG_S, name
 
 
 def test_ordinary_topic_patterns() -> None:
@@ -345,7 +356,7 @@ def _adversarial_names(pattern: str) -> list[str]:
     return [run[:248] + end for run in runs for end in ("!", "\n")]
 
 
-def test_accepted_patterns_match_adversarial_names_fast() -> None:
+def test_accepted_patterns_never_hang_on_adversarial_names() -> None:
     rng = random.Random(20240611)
     accepted = 0
     reasons: list[str] = []
@@ -359,14 +370,13 @@ def test_accepted_patterns_match_adversarial_names_fast() -> None:
             continue
         accepted += 1
         for name in _adversarial_names(pattern):
-            start = time.perf_counter()
-            match_topics(compiled, [name])
-            slowest = max(slowest, (time.perf_counter() - start, pattern, name))
+            seconds = _seconds(partial(match_topics, compiled, [name]))
+            slowest = max(slowest, (seconds, pattern, name))
     assert accepted > 400  # both sides of the guard were exercised
     assert len(reasons) > 400
     assert set(reasons) == {INVALID_PATTERN}
     elapsed, pattern, name = slowest
-    assert elapsed < 0.5, f"{pattern!r} took {elapsed:.2f} s on {name!r}"
+    assert elapsed < HANG_S, f"{pattern!r} took {elapsed:.2f} s on {name!r}"
 
 
 def test_over_long_names_never_match() -> None:
