@@ -88,7 +88,7 @@ def _meta(
         "groups_skipped": dict(sorted(snap.skipped.items())),
         "groups_failed": dict(sorted(snap.failed.items())),
         "assignment_strategies": "a classic group's elected protocol: the broker keeps no"
-        " member's own preference list",
+        " member's own preference list; a KIP-848 group's assignor selected by the broker",
     }
 
 

@@ -1,12 +1,13 @@
 """Read-only access to a cluster through kafka-python 3.0.x's connection manager.
 
 Only these requests are ever sent: Metadata, ListGroups, FindCoordinator, DescribeGroups,
-OffsetFetch and ListOffsets (plus the client's own ApiVersions and SASL handshake). Nothing
-joins a group, commits an offset or creates a topic (the Metadata request never asks for
-auto-creation). Requests are batched: one ListGroups per broker, one FindCoordinator for all
-groups (v4+), DescribeGroups and OffsetFetch per coordinator in chunks, one ListOffsets per
-partition leader, at most `max_in_flight` outstanding at a time. Raw member bytes are returned
-untouched: decoding is `protocol.py`'s.
+ConsumerGroupDescribe, OffsetFetch and ListOffsets (plus the client's own ApiVersions and SASL
+handshake). Nothing joins a group, commits an offset or creates a topic (the Metadata request
+never asks for auto-creation). Requests are batched: one ListGroups per broker, one
+FindCoordinator for all groups (v4+), DescribeGroups, ConsumerGroupDescribe and OffsetFetch per
+coordinator in chunks, one ListOffsets per partition leader, at most `max_in_flight`
+outstanding at a time. Raw member bytes are returned untouched: decoding is `protocol.py`'s,
+as is ConsumerGroupDescribe's wire format (kafka-python 3.0.12 has no schema for it).
 """
 
 from __future__ import annotations
@@ -17,6 +18,15 @@ from collections import defaultdict
 from collections.abc import Awaitable, Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from typing import Any
+
+from jobs.export.protocol import (
+    CONSUMER_GROUP_DESCRIBE,
+    CONSUMER_GROUP_DESCRIBE_VERSIONS,
+    ConsumerGroup,
+    ConsumerGroupDescribeRequest,
+    decode_consumer_group_describe_response,
+    encode_consumer_group_describe_request,
+)
 
 log = logging.getLogger("exporter")
 
@@ -41,6 +51,33 @@ MISSING_ACL = {
 
 class ExportError(Exception):
     """The cluster cannot be exported at all (exit 2): unreachable, missing API, no ACL."""
+
+
+# The highest ApiVersions version the exporter asks for. librdkafka's mock cluster serves
+# ApiVersions 0-2 only and refuses v3/v4 with an answer kafka-python 3.0.12 cannot parse (it
+# then never connects). v2 is served by every broker since Kafka 2.0 and lists the same API
+# table; v3+ only adds the client's software name and feature flags, unused here. An older
+# broker refuses v2 in the v0 layout, which kafka-python parses and steps down from.
+API_VERSIONS_MAX = 2
+
+
+def _capped_client(**configs: Any) -> Any:
+    """kafka-python's network client (its `kafka_client` hook), every connection opened with
+    ApiVersions at most API_VERSIONS_MAX."""
+    from kafka.net.compat import KafkaNetClient
+
+    client = KafkaNetClient(**configs)
+    manager = client._manager
+    open_connection = manager.get_connection
+
+    def get_connection(*args: Any, **kwargs: Any) -> Any:
+        conn = open_connection(*args, **kwargs)
+        # Read when the connection first sends ApiVersions (scheduled, not yet run here).
+        conn._api_versions_idx = min(conn._api_versions_idx, API_VERSIONS_MAX)
+        return conn
+
+    manager.get_connection = get_connection
+    return client
 
 
 def error_name(code: int) -> str:
@@ -78,6 +115,7 @@ class ClusterInfo:
     brokers: dict[int, Broker]
     topics: dict[str, list[PartitionInfo]]
     internal: set[str]
+    topic_ids: dict[str, str] = field(default_factory=dict)  # id (UUID text) -> name; v10+
 
 
 @dataclass
@@ -133,6 +171,7 @@ class Client:
             "request_timeout_ms": self.timeout_ms,
             "bootstrap_timeout_ms": self.timeout_ms,
             "max_in_flight_requests_per_connection": max_in_flight,
+            "kafka_client": _capped_client,
             **settings,
         }
         try:
@@ -160,7 +199,9 @@ class Client:
                 self._manager.broker_version_data.api_version(request_cls, min_version=min_version)
             )
         except errors.IncompatibleBrokerVersion as exc:
-            raise ExportError(f"the broker does not serve {api}: {exc}") from exc
+            raise ExportError(
+                f"the cluster at {self.bootstrap} does not serve {api}: {exc}"
+            ) from exc
 
     def supports(self, request_cls: Any, min_version: int = 0) -> bool:
         import kafka.errors as errors
@@ -170,6 +211,12 @@ class Client:
         except errors.IncompatibleBrokerVersion:
             return False
         return True
+
+    def serves(self, api_key: int) -> tuple[int, int] | None:
+        """The broker's version range of an API by key (its ApiVersions answer), or None."""
+        versions = self._manager.broker_version_data.api_versions or {}
+        found = versions.get(api_key)
+        return None if found is None else (int(found[0]), int(found[1]))
 
     async def _send(self, api: str, request: Any, node_id: int | None) -> Any:
         import kafka.errors as errors
@@ -229,6 +276,9 @@ class Client:
             )
             if t.is_internal:
                 info.internal.add(t.name)
+            topic_id = getattr(t, "topic_id", None)
+            if topic_id is not None and topic_id.int != 0:  # zero UUID: no id (older brokers)
+                info.topic_ids[str(topic_id)] = t.name
         return info
 
     # --- groups ---
@@ -344,19 +394,95 @@ class Client:
             log.info("groups described: %d", done)
         return out
 
+    def consumer_group_describe(
+        self, by_coordinator: dict[int, list[str]], chunk: int = 200
+    ) -> dict[str, ConsumerGroup]:
+        return self._run(self._consumer_group_describe, by_coordinator, chunk)  # type: ignore[no-any-return]
+
+    async def _consumer_group_describe(
+        self, by_coordinator: dict[int, list[str]], chunk: int
+    ) -> dict[str, ConsumerGroup]:
+        """KIP-848 groups (ConsumerGroupDescribe), per coordinator in chunks like DescribeGroups;
+        encoded and decoded by protocol.py (kafka-python 3.0.12 has no schema for it)."""
+        served = self.serves(CONSUMER_GROUP_DESCRIBE)
+        lo, hi = CONSUMER_GROUP_DESCRIBE_VERSIONS
+        if served is None or served[1] < lo or served[0] > hi:
+            raise ExportError(
+                f"the cluster at {self.bootstrap} does not serve ConsumerGroupDescribe"
+            )
+        version = min(hi, served[1])
+        batch = [
+            (
+                FlexibleRequest(
+                    CONSUMER_GROUP_DESCRIBE,
+                    version,
+                    encode_consumer_group_describe_request(
+                        ConsumerGroupDescribeRequest(ids[i : i + chunk]), version
+                    ),
+                    decode_consumer_group_describe_response,
+                ),
+                node,
+            )
+            for node, ids in by_coordinator.items()
+            for i in range(0, len(ids), chunk)
+        ]
+        out: dict[str, ConsumerGroup] = {}
+        for r in await self._send_many("ConsumerGroupDescribe", batch):
+            for g in r.body.groups:
+                out[g.group_id] = g
+        return out
+
     def fetch_offsets(
-        self, by_coordinator: dict[int, list[str]], explicit: dict[str, list[tuple[str, int]]]
-    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
-        return self._run(self._fetch_offsets, by_coordinator, explicit)  # type: ignore[no-any-return]
+        self,
+        by_coordinator: dict[int, list[str]],
+        explicit: dict[str, list[tuple[str, int]]],
+        fallback: dict[str, list[tuple[str, int]]] | None = None,
+    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str], set[str]]:
+        return self._run(self._fetch_offsets, by_coordinator, explicit, fallback or {})  # type: ignore[no-any-return]
 
     async def _fetch_offsets(
-        self, by_coordinator: dict[int, list[str]], explicit: dict[str, list[tuple[str, int]]]
-    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
-        """Committed offsets per group. A group in `explicit` is asked for those partitions
-        (older brokers without "all partitions" need it), the others for all they have."""
+        self,
+        by_coordinator: dict[int, list[str]],
+        explicit: dict[str, list[tuple[str, int]]],
+        fallback: dict[str, list[tuple[str, int]]],
+    ) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str], set[str]]:
+        """Committed offsets per group, the reason for each group that failed, and the groups
+        whose coordinator moved or is loading (to look up and ask again). A group in
+        `explicit` is asked for those partitions, the others for all they have; a group whose
+        answer lists no partitions at all (a null array: brokers without "all partitions",
+        librdkafka's mock) is asked again for its `fallback` partitions by name."""
         from kafka.protocol.consumer import OffsetFetchRequest
 
         version = self.version(OffsetFetchRequest, "OffsetFetch")
+        if version < 2:  # "all partitions" (null topics) needs v2+
+            explicit = {**fallback, **explicit}
+        batch = self._offset_requests(version, by_coordinator, explicit)
+        answers = await self._send_many("OffsetFetch", batch)
+        offsets, failed, retry, unlisted = _parse_offsets([req for req, _ in batch], answers)
+        again = {g: fallback[g] for g in sorted(unlisted) if g in fallback}
+        for g in unlisted - set(again):
+            offsets[g] = {}
+        if again:
+            log.info("OffsetFetch: %d groups listed no partitions, asked by name", len(again))
+            nodes = {n: [g for g in gs if g in again] for n, gs in by_coordinator.items()}
+            batch = self._offset_requests(version, {n: gs for n, gs in nodes.items() if gs}, again)
+            answers = await self._send_many("OffsetFetch", batch)
+            more = _parse_offsets([req for req, _ in batch], answers)
+            offsets.update(more[0])
+            failed.update(more[1])
+            retry |= more[2]
+            for g in more[3]:
+                offsets[g] = {}
+        return offsets, failed, retry
+
+    @staticmethod
+    def _offset_requests(
+        version: int,
+        by_coordinator: dict[int, list[str]],
+        explicit: dict[str, list[tuple[str, int]]],
+    ) -> list[tuple[Any, int | None]]:
+        from kafka.protocol.consumer import OffsetFetchRequest
+
         group_cls = OffsetFetchRequest.OffsetFetchRequestGroup
         gt_cls = group_cls.OffsetFetchRequestTopics
         t_cls = OffsetFetchRequest.OffsetFetchRequestTopic
@@ -387,8 +513,7 @@ class Client:
                         min_version=0 if g in explicit else 2,
                     )
                     batch.append((req, node))
-        answers = await self._send_many("OffsetFetch", batch)
-        return _parse_offsets([req for req, _ in batch], answers)
+        return batch
 
     def end_offsets(
         self, leaders: dict[int, list[tuple[str, int]]]
@@ -445,14 +570,23 @@ class Client:
 
 def _parse_offsets(
     requests: list[Any], answers: list[Any]
-) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str]]:
+) -> tuple[dict[str, dict[tuple[str, int], int | None]], dict[str, str], set[str], set[str]]:
+    """(offsets, failed, retry: coordinator moved or loading, unlisted: null topics array)."""
     offsets: dict[str, dict[tuple[str, int], int | None]] = {}
     failed: dict[str, str] = {}
+    retry: set[str] = set()
+    unlisted: set[str] = set()
     for req, r in zip(requests, answers, strict=True):
         groups = r.groups if r.API_VERSION >= 8 else [_Single(req.group_id, r)]
         for g in groups:
+            if g.error_code in RETRIABLE:
+                retry.add(g.group_id)
+                continue
             if g.error_code:
                 failed[g.group_id] = f"OffsetFetch: {describe_error(g.error_code, g.group_id)}"
+                continue
+            if g.topics is None:
+                unlisted.add(g.group_id)
                 continue
             rows: dict[tuple[str, int], int | None] = {}
             for t in g.topics:
@@ -467,7 +601,7 @@ def _parse_offsets(
                         p.committed_offset if p.committed_offset >= 0 else None
                     )
             offsets[g.group_id] = rows
-    return offsets, failed
+    return offsets, failed, retry, unlisted
 
 
 @dataclass
@@ -484,6 +618,97 @@ class _Single:
     @property
     def topics(self) -> Any:
         return self.response.topics
+
+
+class FlexibleRequest:
+    """A request kafka-python has no schema for, in the shape its connection sends: the body
+    comes encoded from protocol.py, framed here with request header v2 (the flexible one);
+    the answer (response header v1: correlation id, tagged fields) is read back with
+    `decode(body, version)`. The same duck typing kafka-python uses for its raw SASL bytes."""
+
+    def __init__(
+        self, api_key: int, version: int, body: bytes, decode: Callable[[bytes, int], Any]
+    ) -> None:
+        self.API_KEY = api_key
+        self.API_VERSION = version
+        self.body = body
+        self.decode_body = decode
+        self.header: _FlexibleHeader | None = None
+
+    def with_header(self, correlation_id: int = 0, client_id: str | None = None) -> None:
+        self.header = _FlexibleHeader(self, correlation_id, client_id)
+
+    def expect_response(self) -> bool:
+        return True
+
+    def encode(self, framed: bool = False, header: bool = False) -> bytes:
+        import struct
+
+        out = b""
+        if header:
+            assert self.header is not None  # invariant: with_header() is called first
+            client = None if self.header.client_id is None else self.header.client_id.encode()
+            out = struct.pack(">hhi", self.API_KEY, self.API_VERSION, self.header.correlation_id)
+            # client_id stays a classic nullable string in header v2 (Kafka keeps it readable
+            # by every broker); then an empty tagged-field section
+            out += struct.pack(">h", -1) if client is None else struct.pack(">h", len(client))
+            out += (client or b"") + b"\x00"
+        out += self.body
+        return struct.pack(">i", len(out)) + out if framed else out
+
+    def __repr__(self) -> str:
+        return f"FlexibleRequest(api_key={self.API_KEY}, version={self.API_VERSION})"
+
+
+class _FlexibleHeader:
+    """The in-flight record kafka-python keeps per request; it also reads the answer."""
+
+    def __init__(self, request: FlexibleRequest, correlation_id: int, client_id: str | None):
+        self.request = request
+        self.api_key = request.API_KEY
+        self.api_version = request.API_VERSION
+        self.correlation_id = correlation_id
+        self.client_id = client_id
+
+    def get_response_class(self) -> _FlexibleHeader:
+        return self
+
+    def parse_header(self, buf: Any) -> _ResponseHeader:
+        data = bytes(buf.read())
+        buf.seek(0)
+        correlation_id, pos = _response_header(data)
+        self._body_at = pos
+        return _ResponseHeader(correlation_id)
+
+    def decode(self, buf: Any) -> FlexibleResponse:
+        data = bytes(buf.read())[self._body_at :]
+        body = self.request.decode_body(data, self.api_version)
+        return FlexibleResponse(self.api_version, body)
+
+
+def _response_header(data: bytes) -> tuple[int, int]:
+    """Response header v1: int32 correlation id, then tagged fields; returns (id, body start)."""
+    from jobs.export.protocol import _CompactReader
+
+    r = _CompactReader(data)
+    correlation_id = r.int32()
+    r.tags()
+    return correlation_id, r.pos
+
+
+@dataclass
+class _ResponseHeader:
+    correlation_id: int
+
+
+@dataclass
+class FlexibleResponse:
+    API_VERSION: int
+    body: Any
+
+    @property
+    def throttle_time_ms(self) -> int:
+        return int(getattr(self.body, "throttle_time_ms", 0))
 
 
 def now() -> float:

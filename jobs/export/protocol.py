@@ -277,3 +277,306 @@ def member_generation(sub: Subscription, protocol: str) -> int | None:
             return None
         return gen if gen is not None and gen >= 0 else None
     return None
+
+
+# --- ConsumerGroupDescribe (API key 69): KIP-848 groups, described by their coordinator ---
+#
+# A flexible API in every version: compact strings and arrays (lengths as unsigned varints,
+# plus one), a tagged-field section after every struct, UUIDs as 16 raw bytes. Versions 0-1
+# (Kafka's ConsumerGroupDescribeRequest/Response.json); v1 only appends MemberType to each
+# member in the response (KIP-1099), the request is the same. kafka-python 3.0.12 has no
+# schema for this API, so the exporter writes and reads it here.
+
+CONSUMER_GROUP_DESCRIBE = 69
+CONSUMER_GROUP_DESCRIBE_VERSIONS = (0, 1)
+
+
+class _CompactReader(_Reader):
+    def int8(self) -> int:
+        return int(struct.unpack(">b", self.take(1))[0])
+
+    def boolean(self) -> bool:
+        return self.take(1) != b"\x00"
+
+    def uvarint(self) -> int:
+        value, shift = 0, 0
+        while True:
+            b = self.take(1)[0]
+            value |= (b & 0x7F) << shift
+            if not b & 0x80:
+                return value
+            shift += 7
+            if shift > 28:
+                raise DecodeError(f"varint longer than 5 bytes at byte {self.pos}")
+
+    def compact_string(self, nullable: bool = False) -> str | None:
+        n = self.uvarint() - 1
+        if n == -1:
+            if nullable:
+                return None
+            raise DecodeError(f"null string at byte {self.pos - 1}")
+        try:
+            return self.take(n).decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise DecodeError(f"string is not UTF-8 at byte {self.pos - n}") from exc
+
+    def compact_text(self) -> str:
+        s = self.compact_string()
+        assert s is not None  # invariant: not nullable
+        return s
+
+    def compact_count(self) -> int:
+        n = self.uvarint() - 1
+        if n < 0:
+            raise DecodeError(f"null array at byte {self.pos - 1}")
+        if n > len(self.data) - self.pos:  # every element takes at least one byte
+            raise DecodeError(f"array of {n} elements does not fit in {len(self.data)} bytes")
+        return n
+
+    def uuid(self) -> str:
+        import uuid
+
+        return str(uuid.UUID(bytes=self.take(16)))
+
+    def tags(self) -> None:
+        """Skip a tagged-field section: fields a newer writer added are ignored."""
+        for _ in range(self.uvarint()):
+            self.uvarint()  # tag
+            self.take(self.uvarint())
+
+
+class _CompactWriter(_Writer):
+    def int8(self, v: int) -> None:
+        self.parts.append(struct.pack(">b", v))
+
+    def boolean(self, v: bool) -> None:
+        self.parts.append(b"\x01" if v else b"\x00")
+
+    def uvarint(self, v: int) -> None:
+        out = bytearray()
+        while v >= 0x80:
+            out.append((v & 0x7F) | 0x80)
+            v >>= 7
+        out.append(v)
+        self.parts.append(bytes(out))
+
+    def compact_string(self, s: str | None) -> None:
+        if s is None:
+            self.uvarint(0)
+            return
+        raw = s.encode("utf-8")
+        self.uvarint(len(raw) + 1)
+        self.parts.append(raw)
+
+    def compact_count(self, n: int) -> None:
+        self.uvarint(n + 1)
+
+    def uuid(self, s: str) -> None:
+        import uuid
+
+        self.parts.append(uuid.UUID(s).bytes)
+
+    def tags(self) -> None:
+        self.uvarint(0)  # no tagged fields
+
+
+def _check_version(version: int) -> None:
+    lo, hi = CONSUMER_GROUP_DESCRIBE_VERSIONS
+    if not lo <= version <= hi:
+        raise ValueError(f"ConsumerGroupDescribe v{version} (this exporter reads v{lo}-v{hi})")
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescribeRequest:
+    group_ids: list[str]
+    include_authorized_operations: bool = False
+
+
+def encode_consumer_group_describe_request(r: ConsumerGroupDescribeRequest, version: int) -> bytes:
+    _check_version(version)
+    w = _CompactWriter()
+    w.compact_count(len(r.group_ids))
+    for g in r.group_ids:
+        w.compact_string(g)
+    w.boolean(r.include_authorized_operations)
+    w.tags()
+    return w.value()
+
+
+def decode_consumer_group_describe_request(
+    data: bytes, version: int
+) -> ConsumerGroupDescribeRequest:
+    _check_version(version)
+    r = _CompactReader(data)
+    group_ids = [r.compact_text() for _ in range(r.compact_count())]
+    include = r.boolean()
+    r.tags()
+    r.end()
+    return ConsumerGroupDescribeRequest(group_ids, include)
+
+
+@dataclass(frozen=True)
+class TopicIdPartitions:
+    topic_id: str  # UUID text
+    topic_name: str
+    partitions: list[int]
+
+
+@dataclass(frozen=True)
+class ConsumerGroupMember:
+    member_id: str
+    instance_id: str | None
+    rack_id: str | None
+    member_epoch: int
+    client_id: str
+    client_host: str
+    subscribed_topic_names: list[str]
+    subscribed_topic_regex: str | None
+    assignment: list[TopicIdPartitions]
+    target_assignment: list[TopicIdPartitions]
+    member_type: int = -1  # v1+: 0 a classic-protocol member, 1 a consumer-protocol one
+
+
+@dataclass(frozen=True)
+class ConsumerGroup:
+    error_code: int
+    error_message: str | None
+    group_id: str
+    group_state: str
+    group_epoch: int
+    assignment_epoch: int
+    assignor_name: str
+    members: list[ConsumerGroupMember]
+    authorized_operations: int = -(2**31)
+
+
+@dataclass(frozen=True)
+class ConsumerGroupDescribeResponse:
+    throttle_time_ms: int
+    groups: list[ConsumerGroup]
+
+
+def _read_assignment(r: _CompactReader) -> list[TopicIdPartitions]:
+    out = []
+    for _ in range(r.compact_count()):
+        topic_id = r.uuid()
+        name = r.compact_text()
+        parts = [r.int32() for _ in range(r.compact_count())]
+        r.tags()
+        out.append(TopicIdPartitions(topic_id, name, parts))
+    r.tags()  # the Assignment struct's own tagged fields
+    return out
+
+
+def _write_assignment(w: _CompactWriter, tps: list[TopicIdPartitions]) -> None:
+    w.compact_count(len(tps))
+    for tp in tps:
+        w.uuid(tp.topic_id)
+        w.compact_string(tp.topic_name)
+        w.compact_count(len(tp.partitions))
+        for p in tp.partitions:
+            w.int32(p)
+        w.tags()
+    w.tags()
+
+
+def decode_consumer_group_describe_response(
+    data: bytes, version: int
+) -> ConsumerGroupDescribeResponse:
+    _check_version(version)
+    r = _CompactReader(data)
+    throttle = r.int32()
+    groups = []
+    for _ in range(r.compact_count()):
+        error_code = r.int16()
+        error_message = r.compact_string(nullable=True)
+        group_id = r.compact_text()
+        state = r.compact_text()
+        group_epoch = r.int32()
+        assignment_epoch = r.int32()
+        assignor = r.compact_text()
+        members = []
+        for _ in range(r.compact_count()):
+            member_id = r.compact_text()
+            instance_id = r.compact_string(nullable=True)
+            rack_id = r.compact_string(nullable=True)
+            epoch = r.int32()
+            client_id = r.compact_text()
+            client_host = r.compact_text()
+            names = [r.compact_text() for _ in range(r.compact_count())]
+            regex = r.compact_string(nullable=True)
+            assignment = _read_assignment(r)
+            target = _read_assignment(r)
+            member_type = r.int8() if version >= 1 else -1
+            r.tags()
+            members.append(
+                ConsumerGroupMember(
+                    member_id,
+                    instance_id,
+                    rack_id,
+                    epoch,
+                    client_id,
+                    client_host,
+                    names,
+                    regex,
+                    assignment,
+                    target,
+                    member_type,
+                )
+            )
+        authorized = r.int32()
+        r.tags()
+        groups.append(
+            ConsumerGroup(
+                error_code,
+                error_message,
+                group_id,
+                state,
+                group_epoch,
+                assignment_epoch,
+                assignor,
+                members,
+                authorized,
+            )
+        )
+    r.tags()
+    r.end()
+    return ConsumerGroupDescribeResponse(throttle, groups)
+
+
+def encode_consumer_group_describe_response(
+    resp: ConsumerGroupDescribeResponse, version: int
+) -> bytes:
+    _check_version(version)
+    w = _CompactWriter()
+    w.int32(resp.throttle_time_ms)
+    w.compact_count(len(resp.groups))
+    for g in resp.groups:
+        w.int16(g.error_code)
+        w.compact_string(g.error_message)
+        w.compact_string(g.group_id)
+        w.compact_string(g.group_state)
+        w.int32(g.group_epoch)
+        w.int32(g.assignment_epoch)
+        w.compact_string(g.assignor_name)
+        w.compact_count(len(g.members))
+        for m in g.members:
+            w.compact_string(m.member_id)
+            w.compact_string(m.instance_id)
+            w.compact_string(m.rack_id)
+            w.int32(m.member_epoch)
+            w.compact_string(m.client_id)
+            w.compact_string(m.client_host)
+            w.compact_count(len(m.subscribed_topic_names))
+            for t in m.subscribed_topic_names:
+                w.compact_string(t)
+            w.compact_string(m.subscribed_topic_regex)
+            _write_assignment(w, m.assignment)
+            _write_assignment(w, m.target_assignment)
+            if version >= 1:
+                w.int8(m.member_type)
+            w.tags()
+        w.int32(g.authorized_operations)
+        w.tags()
+    w.tags()
+    return w.value()

@@ -14,9 +14,19 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from typing import Any
 
-from jobs.export.client import Client, ClusterInfo, RawGroup, describe_error
+from jobs.export.client import (
+    GROUP_ID_NOT_FOUND,
+    RETRIABLE,
+    Client,
+    ClusterInfo,
+    RawGroup,
+    describe_error,
+)
 from jobs.export.protocol import (
+    CONSUMER_GROUP_DESCRIBE,
+    ConsumerGroup,
     DecodeError,
+    TopicIdPartitions,
     decode_assignment,
     decode_subscription,
     member_generation,
@@ -100,7 +110,9 @@ def _classify(groups: dict[str, RawGroup], snap: Snapshot) -> list[str]:
     """Exported group ids; everything else recorded as skipped, failed or empty."""
     exported = []
     for gid, g in sorted(groups.items()):
-        if g.error_code:
+        if g.error_code == GROUP_ID_NOT_FOUND:  # DescribeGroups v6+ says so; older: "Dead"
+            snap.skipped[gid] = "the group disappeared between ListGroups and DescribeGroups"
+        elif g.error_code:
             snap.failed[gid] = f"DescribeGroups: {describe_error(g.error_code, gid)}"
         elif g.state == "Dead":
             snap.skipped[gid] = "the group disappeared between ListGroups and DescribeGroups"
@@ -121,6 +133,192 @@ def _classify(groups: dict[str, RawGroup], snap: Snapshot) -> list[str]:
             snap.current_assignment.extend(rows[1])
             exported.append(gid)
     return exported
+
+
+def _names(
+    info: ClusterInfo, gid: str, member: str, tps: list[TopicIdPartitions]
+) -> list[tuple[str, int]]:
+    """Topic ids to names through Metadata (the ids name the topic the broker assigned, even
+    if a topic of the same name was deleted and created again since); the name in the answer
+    only when Metadata has no ids (before v10). An id Metadata does not know is a topic
+    deleted since: its partitions are left out."""
+    out: list[tuple[str, int]] = []
+    for tp in tps:
+        name = info.topic_ids.get(tp.topic_id) if info.topic_ids else tp.topic_name
+        if name is None or name not in info.topics:
+            log.warning(
+                "group %s member %s: assigned topic %s (id %s) no longer exists",
+                gid,
+                member,
+                tp.topic_name,
+                tp.topic_id,
+            )
+            continue
+        out.extend((name, p) for p in tp.partitions)
+    return out
+
+
+def _consumer_rows(info: ClusterInfo, g: ConsumerGroup) -> tuple[list[Any], list[Any]]:
+    """A KIP-848 group's members: the broker keeps each one's subscription, epoch and
+    assignment itself (no opaque bytes to decode)."""
+    subs: list[dict[str, Any]] = []
+    owned: list[dict[str, Any]] = []
+    for m in g.members:
+        pattern = m.subscribed_topic_regex or None
+        subs.append(
+            {
+                "group_id": g.group_id,
+                "member_id": m.member_id,
+                "group_instance_id": m.instance_id or None,
+                "client_rack": m.rack_id or None,
+                # A member subscribes by names or by one regex, never both (the input's
+                # TOPICS_AND_PATTERN rule): the regex wins when the broker reports one.
+                "topics": None if pattern else list(m.subscribed_topic_names),
+                "topic_pattern": pattern,
+                # The assignor the coordinator selected for the whole group: the broker keeps
+                # no member's own group.remote.assignor in this answer.
+                "assignment_strategies": [g.assignor_name] if g.assignor_name else None,
+                "generation": m.member_epoch,
+                "group_protocol": "consumer",
+            }
+        )
+        owned.extend(
+            {"group_id": g.group_id, "member_id": m.member_id, "topic": t, "partition": p}
+            for t, p in _names(info, g.group_id, m.member_id, m.assignment)
+        )
+    return subs, owned
+
+
+def _classify_consumer(
+    info: ClusterInfo, groups: dict[str, ConsumerGroup], snap: Snapshot
+) -> list[str]:
+    exported = []
+    for gid, g in sorted(groups.items()):
+        if g.error_code == GROUP_ID_NOT_FOUND:
+            snap.skipped[gid] = (
+                "the group disappeared between ListGroups and ConsumerGroupDescribe"
+                + (f" ({g.error_message})" if g.error_message else "")
+            )
+        elif g.error_code:
+            snap.failed[gid] = f"ConsumerGroupDescribe: {describe_error(g.error_code, gid)}"
+        elif g.group_state.lower() == "dead":
+            snap.skipped[gid] = "the group disappeared between ListGroups and ConsumerGroupDescribe"
+        elif not g.members:
+            snap.empty.append(gid)
+        else:
+            subs, owned = _consumer_rows(info, g)
+            snap.subscriptions.extend(subs)
+            snap.current_assignment.extend(owned)
+            exported.append(gid)
+    return exported
+
+
+def _pause(attempt: int) -> None:
+    time.sleep(min(0.2 * 2**attempt, 2.0))
+
+
+def _describe(
+    client: Client, classic: list[str], modern: list[str], snap: Snapshot
+) -> tuple[dict[str, RawGroup], dict[str, ConsumerGroup], dict[str, int]]:
+    """Describe every group at its coordinator. A group whose coordinator moved or is still
+    loading (NOT_COORDINATOR and the like) is looked up again and asked again, up to the
+    client's retries; then its last answer stands (a failed group)."""
+    raw: dict[str, RawGroup] = {}
+    cgd: dict[str, ConsumerGroup] = {}
+    where: dict[str, int] = {}
+    kind = dict.fromkeys(classic, "classic") | dict.fromkeys(modern, "consumer")
+    todo = sorted(kind)
+    for attempt in range(client.retries + 1):
+        coordinator, no_coordinator = client.coordinators(todo)
+        snap.failed.update(no_coordinator)
+        by_coord: dict[str, dict[int, list[str]]] = {"classic": {}, "consumer": {}}
+        for g in todo:
+            if g in coordinator:
+                by_coord[kind[g]].setdefault(coordinator[g], []).append(g)
+        got_raw = client.describe_groups(by_coord["classic"]) if by_coord["classic"] else {}
+        got_cgd = (
+            client.consumer_group_describe(by_coord["consumer"]) if by_coord["consumer"] else {}
+        )
+        retry = []
+        for g in todo:
+            if g not in coordinator:
+                continue
+            answer: RawGroup | ConsumerGroup | None = got_raw.get(g) or got_cgd.get(g)
+            api = "DescribeGroups" if kind[g] == "classic" else "ConsumerGroupDescribe"
+            if answer is None:
+                snap.failed[g] = f"{api}: the coordinator did not answer for this group"
+            elif answer.error_code in RETRIABLE and attempt < client.retries:
+                retry.append(g)
+            else:
+                where[g] = coordinator[g]
+                if isinstance(answer, RawGroup):
+                    raw[g] = answer
+                else:
+                    cgd[g] = answer
+        if not retry:
+            break
+        log.warning("%d groups: coordinator moved or loading, looked up again", len(retry))
+        _pause(attempt)
+        todo = retry
+    return raw, cgd, where
+
+
+def _offsets(
+    client: Client,
+    where: dict[str, int],
+    groups: list[str],
+    fallback: dict[str, list[tuple[str, int]]],
+    snap: Snapshot,
+) -> dict[str, dict[tuple[str, int], int | None]]:
+    """Committed offsets, asked of each group's coordinator; a coordinator that moved since
+    DescribeGroups is looked up again and asked again."""
+    committed: dict[str, dict[tuple[str, int], int | None]] = {}
+    by_coord: dict[int, list[str]] = defaultdict(list)
+    for g in groups:
+        by_coord[where[g]].append(g)
+    for attempt in range(client.retries + 1):
+        if not by_coord:
+            break
+        got, failed, retry = client.fetch_offsets(dict(by_coord), {}, fallback)
+        committed.update(got)
+        snap.failed.update(failed)
+        if not retry:
+            break
+        if attempt == client.retries:
+            for g in retry:
+                snap.failed[g] = "OffsetFetch: the coordinator kept moving"
+            break
+        _pause(attempt)
+        coordinator, no_coordinator = client.coordinators(sorted(retry))
+        snap.failed.update(no_coordinator)
+        by_coord = defaultdict(list)
+        for g in sorted(retry):
+            if g in coordinator:
+                by_coord[coordinator[g]].append(g)
+    return committed
+
+
+def _subscribed_topics(info: ClusterInfo, row: dict[str, Any]) -> list[str]:
+    """The topics a member's subscription reaches now: its names, or the existing
+    non-internal topics its pattern fully matches."""
+    if row.get("topic_pattern"):
+        try:
+            rx = re.compile(row["topic_pattern"])
+        except re.error:
+            return []
+        return sorted(t for t in info.topics if t not in info.internal and rx.fullmatch(t))
+    return list(row["topics"] or [])
+
+
+def _wanted(info: ClusterInfo, snap: Snapshot) -> dict[str, set[tuple[str, int]]]:
+    """Per group, every partition its members subscribe to or own."""
+    wanted: dict[str, set[tuple[str, int]]] = defaultdict(set)
+    for r in snap.subscriptions:
+        for t in _subscribed_topics(info, r):
+            wanted[r["group_id"]].update((t, p.partition) for p in info.topics.get(t, []))
+    for r in snap.current_assignment:
+        wanted[r["group_id"]].add((r["topic"], r["partition"]))
+    return wanted
 
 
 def _leaders(info: ClusterInfo, tps: set[tuple[str, int]]) -> dict[int, list[tuple[str, int]]]:
@@ -145,35 +343,30 @@ def collect(client: Client, opts: Options) -> Snapshot:
     kinds = {g: k for g, _, k in listed}
     wanted = _select([g for g, _, _ in listed], opts)
     log.info("groups listed: %d, selected: %d", len(listed), len(wanted))
+    # ListGroups v5+ names KIP-848 groups; they are read with ConsumerGroupDescribe where the
+    # broker's ApiVersions answer lists it.
+    reads_consumer = client.serves(CONSUMER_GROUP_DESCRIBE) is not None
     for gid in wanted:
-        if kinds[gid] == "consumer":
+        if kinds[gid] == "consumer" and not reads_consumer:
             snap.skipped[gid] = (
-                "a KIP-848 consumer group (group.protocol=consumer): ConsumerGroupDescribe is"
-                " not read by this exporter yet"
+                "a KIP-848 consumer group (group.protocol=consumer): the broker does not serve"
+                " ConsumerGroupDescribe"
             )
-        elif types[gid] not in ("consumer", ""):
+        elif kinds[gid] != "consumer" and types[gid] not in ("consumer", ""):
             snap.skipped[gid] = (
                 f"protocol type {types[gid]!r} is not a consumer group (Kafka Connect workers,"
                 " Schema Registry and similar coordinate other resources)"
             )
     candidates = [g for g in wanted if g not in snap.skipped]
-    coordinator, no_coordinator = client.coordinators(candidates)
-    snap.failed.update(no_coordinator)
-    by_coord: dict[int, list[str]] = defaultdict(list)
-    for g in candidates:
-        if g in coordinator:
-            by_coord[coordinator[g]].append(g)
-    described = client.describe_groups(by_coord)
-    for g in candidates:
-        if g in coordinator and g not in described:
-            snap.failed[g] = "DescribeGroups: the coordinator did not answer for this group"
-    exported = _classify(described, snap)
-    exp_by_coord = {n: [g for g in gs if g in set(exported)] for n, gs in by_coord.items()}
-    committed, offset_failed = client.fetch_offsets(
-        {n: gs for n, gs in exp_by_coord.items() if gs}, {}
+    raw, cgd, where = _describe(
+        client,
+        [g for g in candidates if kinds[g] != "consumer"],
+        [g for g in candidates if kinds[g] == "consumer"],
+        snap,
     )
-    for g, reason in offset_failed.items():
-        snap.failed[g] = reason
+    exported = _classify(raw, snap) + _classify_consumer(info, cgd, snap)
+    fallback = {g: sorted(tps) for g, tps in _wanted(info, snap).items()}
+    committed = _offsets(client, where, sorted(exported), fallback, snap)
     _finish(client, info, snap, exported, committed, opts)
     snap.report = {
         "seconds": round(time.monotonic() - started, 3),
@@ -197,7 +390,7 @@ def _finish(
     snap.current_assignment = [r for r in snap.current_assignment if r["group_id"] not in failed]
     used: set[str] = set()
     for r in snap.subscriptions:
-        used.update(r["topics"] or [])
+        used.update(_subscribed_topics(info, r))
     used.update(r["topic"] for r in snap.current_assignment)
     for g in keep:
         used.update(t for t, _ in committed.get(g, {}))
@@ -218,13 +411,8 @@ def _finish(
     log.info("partitions listed: %d of %d topics", len(snap.topic_partitions), len(topics))
     # Offsets of every partition a group subscribes to, owns or has committed: a subscribed
     # partition never committed is a row with a null committed offset (unknown lag).
-    wanted: dict[str, set[tuple[str, int]]] = defaultdict(set)
     parts = {t: [p.partition for p in info.topics[t]] for t in topics}
-    for r in snap.subscriptions:
-        for t in r["topics"] or []:
-            wanted[r["group_id"]].update((t, p) for p in parts.get(t, []))
-    for r in snap.current_assignment:
-        wanted[r["group_id"]].add((r["topic"], r["partition"]))
+    wanted = _wanted(info, snap)
     for g in keep:
         wanted[g].update(tp for tp in committed.get(g, {}) if tp[0] in parts)
     all_tps = set().union(*wanted.values()) if wanted else set()

@@ -1,0 +1,241 @@
+"""ConsumerGroupDescribe (API key 69) as Kafka's ConsumerGroupDescribeRequest.json and
+ConsumerGroupDescribeResponse.json define it (versions 0-1, flexible in every version).
+
+The expected bytes are written out here field by field with struct, independently of the
+exporter's encoder: a compact string or array is its length plus one as an unsigned varint,
+a nullable one is 0 for null, every struct ends with a tagged-field section (a varint count),
+a UUID is 16 raw bytes. Version 1 of the response appends MemberType (int8) to each member.
+"""
+
+from __future__ import annotations
+
+import struct
+import uuid
+
+import pytest
+
+from jobs.export import protocol as p
+from jobs.export.client import FlexibleRequest
+
+VERSIONS = range(p.CONSUMER_GROUP_DESCRIBE_VERSIONS[0], p.CONSUMER_GROUP_DESCRIBE_VERSIONS[1] + 1)
+ORDERS_ID = "6f1c2a4e-8d3b-4c1a-9e2f-0a1b2c3d4e5f"
+AUDIT_ID = "00000000-0000-0000-0000-0000000000aa"
+
+
+def uvarint(n: int) -> bytes:
+    out = b""
+    while True:
+        if n < 0x80:
+            return out + bytes([n])
+        out += bytes([(n & 0x7F) | 0x80])
+        n >>= 7
+
+
+def cstr(s: str | None) -> bytes:
+    if s is None:
+        return b"\x00"
+    raw = s.encode()
+    return uvarint(len(raw) + 1) + raw
+
+
+def i8(v: int) -> bytes:
+    return struct.pack(">b", v)
+
+
+def i16(v: int) -> bytes:
+    return struct.pack(">h", v)
+
+
+def i32(v: int) -> bytes:
+    return struct.pack(">i", v)
+
+
+NO_TAGS = b"\x00"
+LONG_GROUP = "g-" + "x" * 200  # a length past 127: a two-byte varint
+
+
+def test_request_bytes_follow_the_schema() -> None:
+    # GroupIds []string, IncludeAuthorizedOperations bool, tagged fields
+    want = uvarint(3) + cstr("payments") + cstr(LONG_GROUP) + b"\x01" + NO_TAGS
+    assert cstr(LONG_GROUP)[:2] == bytes([0xCB, 0x01])  # 203 = 0x4B | 0x80, then 1
+    for version in VERSIONS:  # v1's request is v0's
+        req = p.ConsumerGroupDescribeRequest(["payments", LONG_GROUP], True)
+        assert p.encode_consumer_group_describe_request(req, version) == want
+        assert p.decode_consumer_group_describe_request(want, version) == req
+
+
+def _assignment(topics: list[tuple[str, str, list[int]]], extra_tags: bytes = NO_TAGS) -> bytes:
+    # Assignment: TopicPartitions [TopicId uuid, TopicName string, Partitions []int32, tags],
+    # then the Assignment struct's own tags
+    out = uvarint(len(topics) + 1)
+    for topic_id, name, parts in topics:
+        out += uuid.UUID(topic_id).bytes + cstr(name) + uvarint(len(parts) + 1)
+        out += b"".join(i32(x) for x in parts) + NO_TAGS
+    return out + extra_tags
+
+
+def response_bytes(version: int, member_tags: bytes = NO_TAGS) -> bytes:
+    member_a = (
+        cstr("m-a")  # MemberId
+        + cstr("static-a")  # InstanceId (nullable)
+        + cstr("rack-1")  # RackId (nullable)
+        + i32(7)  # MemberEpoch
+        + cstr("client-a")  # ClientId
+        + cstr("/10.0.0.1")  # ClientHost
+        + uvarint(3)
+        + cstr("orders")
+        + cstr("audit")  # SubscribedTopicNames
+        + cstr(None)  # SubscribedTopicRegex (nullable)
+        + _assignment([(ORDERS_ID, "orders", [0, 2]), (AUDIT_ID, "audit", [1])])  # Assignment
+        + _assignment([(ORDERS_ID, "orders", [0])])  # TargetAssignment
+        + (i8(1) if version >= 1 else b"")  # MemberType, v1+
+        + member_tags
+    )
+    member_b = (
+        cstr("m-b")
+        + cstr(None)
+        + cstr(None)
+        + i32(6)
+        + cstr("client-b")
+        + cstr("/10.0.0.2")
+        + uvarint(1)  # no names: a regex subscription
+        + cstr("orders.*")
+        + _assignment([(ORDERS_ID, "orders", [1])])
+        + _assignment([])
+        + (i8(0) if version >= 1 else b"")
+        + NO_TAGS
+    )
+    group_ok = (
+        i16(0)  # ErrorCode
+        + cstr(None)  # ErrorMessage (nullable)
+        + cstr("payments")  # GroupId
+        + cstr("Stable")  # GroupState
+        + i32(12)  # GroupEpoch
+        + i32(11)  # AssignmentEpoch
+        + cstr("uniform")  # AssignorName
+        + uvarint(3)
+        + member_a
+        + member_b  # Members
+        + i32(-(2**31))  # AuthorizedOperations
+        + NO_TAGS
+    )
+    group_gone = (
+        i16(69)
+        + cstr("Group gone is not a consumer group.")
+        + cstr("gone")
+        + cstr("Dead")
+        + i32(-1)
+        + i32(-1)
+        + cstr("")
+        + uvarint(1)
+        + i32(-(2**31))
+        + NO_TAGS
+    )
+    return i32(5) + uvarint(3) + group_ok + group_gone + NO_TAGS  # ThrottleTimeMs, Groups, tags
+
+
+def expected_response(version: int) -> p.ConsumerGroupDescribeResponse:
+    a = p.ConsumerGroupMember(
+        "m-a",
+        "static-a",
+        "rack-1",
+        7,
+        "client-a",
+        "/10.0.0.1",
+        ["orders", "audit"],
+        None,
+        [
+            p.TopicIdPartitions(ORDERS_ID, "orders", [0, 2]),
+            p.TopicIdPartitions(AUDIT_ID, "audit", [1]),
+        ],
+        [p.TopicIdPartitions(ORDERS_ID, "orders", [0])],
+        1 if version >= 1 else -1,
+    )
+    b = p.ConsumerGroupMember(
+        "m-b",
+        None,
+        None,
+        6,
+        "client-b",
+        "/10.0.0.2",
+        [],
+        "orders.*",
+        [p.TopicIdPartitions(ORDERS_ID, "orders", [1])],
+        [],
+        0 if version >= 1 else -1,
+    )
+    return p.ConsumerGroupDescribeResponse(
+        5,
+        [
+            p.ConsumerGroup(0, None, "payments", "Stable", 12, 11, "uniform", [a, b]),
+            p.ConsumerGroup(
+                69, "Group gone is not a consumer group.", "gone", "Dead", -1, -1, "", []
+            ),
+        ],
+    )
+
+
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_response_decodes_field_by_field(version: int) -> None:
+    assert p.decode_consumer_group_describe_response(
+        response_bytes(version), version
+    ) == expected_response(version)
+
+
+@pytest.mark.parametrize("version", list(VERSIONS))
+def test_response_encodes_to_the_schema_bytes(version: int) -> None:
+    assert p.encode_consumer_group_describe_response(
+        expected_response(version), version
+    ) == response_bytes(version)
+
+
+def test_v0_and_v1_differ_by_member_type_only() -> None:
+    v0, v1 = response_bytes(0), response_bytes(1)
+    assert len(v1) - len(v0) == 2  # one int8 per member
+    with pytest.raises(p.DecodeError):
+        p.decode_consumer_group_describe_response(v1, 0)  # v1 bytes read as v0: misaligned
+
+
+def test_unknown_tagged_fields_are_skipped() -> None:
+    # A newer broker may add tagged fields: count 1, tag 3, size 2, two bytes.
+    tagged = uvarint(1) + uvarint(3) + uvarint(2) + b"\xab\xcd"
+    got = p.decode_consumer_group_describe_response(response_bytes(1, member_tags=tagged), 1)
+    assert got == expected_response(1)
+
+
+@pytest.mark.parametrize("cut", [1, 7, 40, 120])
+def test_truncated_answer_is_a_decode_error(cut: int) -> None:
+    data = response_bytes(1)
+    with pytest.raises(p.DecodeError):
+        p.decode_consumer_group_describe_response(data[: len(data) - cut], 1)
+
+
+def test_trailing_bytes_and_unknown_versions_are_refused() -> None:
+    with pytest.raises(p.DecodeError):
+        p.decode_consumer_group_describe_response(response_bytes(0) + b"\x00", 0)
+    with pytest.raises(ValueError, match="v2"):
+        p.decode_consumer_group_describe_response(response_bytes(1), 2)
+    with pytest.raises(ValueError, match="v2"):
+        p.encode_consumer_group_describe_request(p.ConsumerGroupDescribeRequest([]), 2)
+
+
+def test_kafka_python_frames_and_reads_the_request() -> None:
+    """Through kafka-python's own wire parser: request header v2, then the answer read back."""
+    from kafka.protocol.parser import KafkaProtocol
+
+    wire = KafkaProtocol(client_id="exporter")
+    body = p.encode_consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]), 1)
+    req = FlexibleRequest(69, 1, body, p.decode_consumer_group_describe_response)
+    correlation = wire.send_request(req)
+    sent = wire.send_bytes()
+    # size, api key 69, version 1, correlation id, client id (int16 length), no tags, body
+    header = i16(69) + i16(1) + i32(correlation) + i16(8) + b"exporter" + NO_TAGS
+    assert sent == i32(len(header) + len(body)) + header + body
+    # Response header v1: correlation id, tags (here one unknown tagged field)
+    answer = i32(correlation) + uvarint(1) + uvarint(0) + uvarint(1) + b"\x00"
+    answer += response_bytes(1)
+    [(got_id, response)] = wire.receive_bytes(i32(len(answer)) + answer)
+    assert got_id == correlation
+    assert response.API_VERSION == 1
+    assert response.throttle_time_ms == 5
+    assert response.body == expected_response(1)
