@@ -28,8 +28,10 @@ class Range:
 
 # (section, key) -> its range. A new numeric setting adds its line here.
 RANGES: dict[tuple[str, str], Range] = {
-    # 0 = 16 x default parallelism. More buckets than groups only adds empty tasks.
-    ("execution", "buckets"): Range(0, 100_000, "0 = 16 x the default parallelism"),
+    # 0 = automatic. More buckets than groups only adds empty tasks.
+    ("execution", "buckets"): Range(
+        0, 100_000, "0 = 16 x the default parallelism, at most 20,000 members a bucket"
+    ),
     # part files per table: more than a few thousand only makes small files
     ("execution", "output_files"): Range(1, 10_000),
     # what-if replays: a rolling restart replays two rebalances per member

@@ -73,6 +73,16 @@ SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
 # idle behind the slowest one: 16 per core measured 16% faster than 4 on the 30,000-group
 # bench estate with what-if scenarios (7% plan only); 64 per core no faster than 16.
 BUCKETS_PER_CORE = 16
+# A bucket's worker memory grows with the groups in it (its input frame and every output row
+# of its groups are held at once): 16 buckets per core on 2 cores peaked at 0.17 GiB a worker
+# with 10,000 groups and 0.63 GiB with 100,000 (17,000 members a bucket). Larger estates get
+# more buckets rather than larger ones, so a worker's memory does not grow with the estate.
+MEMBERS_PER_BUCKET = 20_000
+
+
+def default_buckets(members: int, cores: int) -> int:
+    """`buckets = 0`: 16 per core, and at least one per MEMBERS_PER_BUCKET members."""
+    return max(BUCKETS_PER_CORE * cores, -(-members // MEMBERS_PER_BUCKET))
 # Row groups of the output tables. Files are sorted by group_id, so small row groups let a
 # reader of one group (`jobs.describe`) skip all others by their statistics: on a
 # 100,000-group output, 32k-row groups read a group 10x faster than one row group per file
@@ -320,7 +330,9 @@ def run(
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
         catalog, topic_problems = topic_catalog(topic_partitions)
         clock.lap("read")
-        buckets = config.buckets or BUCKETS_PER_CORE * spark.sparkContext.defaultParallelism
+        buckets = config.buckets or default_buckets(
+            input_rows[SUBSCRIPTIONS.name] or 0, spark.sparkContext.defaultParallelism
+        )
         log.info(
             "inputs read in %.1f s; planning %d strategies (%s) in %d buckets; %d topics",
             time.monotonic() - started,
