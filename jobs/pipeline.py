@@ -83,6 +83,8 @@ MEMBERS_PER_BUCKET = 20_000
 def default_buckets(members: int, cores: int) -> int:
     """`buckets = 0`: 16 per core, and at least one per MEMBERS_PER_BUCKET members."""
     return max(BUCKETS_PER_CORE * cores, -(-members // MEMBERS_PER_BUCKET))
+
+
 # Row groups of the output tables. Files are sorted by group_id, so small row groups let a
 # reader of one group (`jobs.describe`) skip all others by their statistics: on a
 # 100,000-group output, 32k-row groups read a group 10x faster than one row group per file
