@@ -100,6 +100,7 @@ from assignors.model import (
 from assignors.ownership import max_generation
 from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.protocol import is_cooperative
+from assignors.strategies import shared
 from assignors.widths import saturated
 
 __all__ = [
@@ -798,19 +799,22 @@ def group_scenario_costs(
     bound = _bound_memo(best_max) if best_max is not None else None
     rows: list[CostRow] = []
     problems: list[Problem] = []
-    for strategy, factory, planned in plans:
-        progress.starting(spec.group_id, strategy, progress.WHATIF)
-        more, found = scenario_costs(
-            spec,
-            strategy,
-            factory,
-            planned,
-            scenarios=scenarios,
-            lags=lags,
-            max_members=max_members,
-            best_max=bound,
-            shortcuts=shortcuts,
-        )
-        rows.extend(more)
-        problems.extend(found)
+    # One group's strategies share what they compute alike (`assignors.strategies.shared`:
+    # `sticky` and `cooperative-sticky` replay the same sticky targets); not without shortcuts.
+    with shared.sharing(shared.DEFAULT_BUDGET if shortcuts else 0):
+        for strategy, factory, planned in plans:
+            progress.starting(spec.group_id, strategy, progress.WHATIF)
+            more, found = scenario_costs(
+                spec,
+                strategy,
+                factory,
+                planned,
+                scenarios=scenarios,
+                lags=lags,
+                max_members=max_members,
+                best_max=bound,
+                shortcuts=shortcuts,
+            )
+            rows.extend(more)
+            problems.extend(found)
     return rows, list(dict.fromkeys(problems))
