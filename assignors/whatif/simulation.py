@@ -54,9 +54,10 @@ Cost: a scenario repeats the assignment work (a rolling restart is two rebalance
 member), so the simulation shares the steady state and the rebalance of a member leaving it,
 reuses the plan when a STATELESS strategy's member rejoins, computes a STATELESS strategy's
 "member leaves the plan" once per shape of the members that remain (see `_Simulator`),
-builds members' ownership only for assignors that read it and counts movement with set
-operations on dict views. `shortcuts=False` replays every rebalance in full instead (the
-reference the shortcuts are tested against: identical rows).
+builds members' ownership only for assignors that read it, and lets a group's strategies share
+what they compute alike (`assignors.strategies.shared`: sticky targets). `shortcuts=False`
+replays every rebalance in full instead, sharing nothing (the reference the shortcuts are
+tested against: identical rows).
 
 Worked example: one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
@@ -89,6 +90,7 @@ from assignors.catalog.registry import Assignor
 from assignors.model import (
     Assignment,
     GroupSpec,
+    LastSeen,
     Member,
     Rebalance,
     TopicMetadata,
@@ -100,6 +102,7 @@ from assignors.model import (
 from assignors.ownership import max_generation
 from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.protocol import is_cooperative
+from assignors.strategies import shared
 from assignors.widths import saturated
 
 __all__ = [
@@ -382,7 +385,8 @@ class _Simulator:
             result = Rebalance({}, rounds=0)
         after = result.assignment
         before = state.owners
-        owners = _owner_map(after)
+        # Back to the plan (a STATELESS rejoin): its owners are known already.
+        owners = self.steady.owners if after is self.steady.assignment else _owner_map(after)
         kept, moved, lag_moved = _movement(owners, before, self.lags)
         lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
         paused = len(before) - kept if self.cooperative else len(before)
@@ -465,9 +469,19 @@ def _most_common(values: Iterable[str | None]) -> str | None:
     return java_sorted(v for v, n in counts.items() if n == top)[0]
 
 
-def _joiner(members: Sequence[Member]) -> Member:
+_last_joiner: LastSeen[Member] = LastSeen()
+
+
+def _joiner(members: tuple[Member, ...]) -> Member:
     """A new dynamic member, sorting after every member id, with the most common subscription
-    (ties: that of the first member in Java order of member id) and the most common rack."""
+    (ties: that of the first member in Java order of member id) and the most common rack.
+    It reads ids, subscriptions and racks only: the group's members give the same joiner
+    under every strategy (computed once per group, not once per strategy)."""
+    hit = _last_joiner.get(members)
+    return hit if hit is not None else _last_joiner.put(members, None, _new_joiner(members))
+
+
+def _new_joiner(members: Sequence[Member]) -> Member:
     by_id = sorted(members, key=lambda m: java_key(m.member_id))
     counts = Counter(m.topics for m in by_id)
     top = max(counts.values())
@@ -481,7 +495,7 @@ def _member_join(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("member_join")
     steady = sim.steady
     members = sim.current(steady)
-    state, step = sim.step(steady, (*members, _joiner(members)))
+    state, step = sim.step(steady, (*members, _joiner(steady.members)))
     cost.record(step)
     return cost.end(state)
 
@@ -798,19 +812,22 @@ def group_scenario_costs(
     bound = _bound_memo(best_max) if best_max is not None else None
     rows: list[CostRow] = []
     problems: list[Problem] = []
-    for strategy, factory, planned in plans:
-        progress.starting(spec.group_id, strategy, progress.WHATIF)
-        more, found = scenario_costs(
-            spec,
-            strategy,
-            factory,
-            planned,
-            scenarios=scenarios,
-            lags=lags,
-            max_members=max_members,
-            best_max=bound,
-            shortcuts=shortcuts,
-        )
-        rows.extend(more)
-        problems.extend(found)
+    # One group's strategies share what they compute alike (`assignors.strategies.shared`:
+    # `sticky` and `cooperative-sticky` replay the same sticky targets); not without shortcuts.
+    with shared.sharing(shared.DEFAULT_BUDGET if shortcuts else 0):
+        for strategy, factory, planned in plans:
+            progress.starting(spec.group_id, strategy, progress.WHATIF)
+            more, found = scenario_costs(
+                spec,
+                strategy,
+                factory,
+                planned,
+                scenarios=scenarios,
+                lags=lags,
+                max_members=max_members,
+                best_max=bound,
+                shortcuts=shortcuts,
+            )
+            rows.extend(more)
+            problems.extend(found)
     return rows, list(dict.fromkeys(problems))

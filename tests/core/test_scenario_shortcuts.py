@@ -22,6 +22,8 @@ from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import Assignor, resolve
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.planner import plan_group
+from assignors.strategies import shared
+from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.simulation import (
     SCENARIOS,
@@ -218,3 +220,70 @@ def test_group_whatif_shortcuts_match_the_full_replay(seed: int) -> None:
     assert fast.recommendation == full.recommendation
     assert fast.problems == full.problems
     assert fast.costs
+
+
+def _shifted(spec: GroupSpec, by: int) -> GroupSpec:
+    """The same group with every reported generation moved by `by` (their order kept)."""
+    return replace(
+        spec,
+        members=tuple(
+            replace(m, generation=None if m.generation is None else m.generation + by)
+            for m in spec.members
+        ),
+    )
+
+
+@pytest.mark.parametrize("seed", range(80))
+def test_shared_sticky_targets_give_the_rows_of_each_strategy_alone(seed: int) -> None:
+    """`sticky` and `cooperative-sticky` share their targets inside a group's what-if
+    (`assignors.strategies.shared`): the rows are those of each strategy replayed on its own,
+    outside any scope, with and without the other shortcuts."""
+    rng = random.Random(seed)
+    spec = random_group(rng, look_alike=seed % 3 == 0)
+    lags = _lags(rng, spec)
+    plans = []
+    alone = []
+    for strategy in ("sticky", "cooperative-sticky"):
+        factory = resolve(strategy)[1]
+        planned = factory().rebalance(spec).assignment
+        plans.append((strategy, factory, planned))
+        for shortcuts in (True, False):
+            costs, _ = run_scenarios(
+                spec, strategy, factory, planned, lags=lags, shortcuts=shortcuts
+            )
+            alone.append((strategy, shortcuts, costs))
+    together = group_scenario_costs(spec, plans, lags=lags, best_max=_best_max)
+    full = group_scenario_costs(spec, plans, lags=lags, best_max=_best_max, shortcuts=False)
+    assert together == full
+    by_strategy = {s: [r for r in together[0] if r["strategy"] == s] for s, _, _ in plans}
+    for strategy, _, costs in alone:
+        rows = by_strategy[strategy]
+        assert [(c.scenario, c.moved, c.paused, c.rounds, c.lag_moved) for c in costs] == [
+            (
+                r["scenario"],
+                r["moved_partition_count"],
+                r["paused_partition_count"],
+                r["rounds"],
+                r["lag_moved"] if lags is not None else 0,
+            )
+            for r in rows
+        ]
+
+
+@pytest.mark.parametrize("seed", range(150))
+def test_a_shared_target_is_the_one_computed_afresh(seed: int) -> None:
+    """Inside a scope a spec whose generations are in the same order (shifted) finds the
+    target of the first: each assignor's result is the one it computes outside any scope."""
+    rng = random.Random(seed)
+    spec = _with_owners(rng, random_group(rng, look_alike=seed % 2 == 0))
+    shifted = _shifted(spec, rng.randint(1, 5))
+    for first, second in (
+        (StickyAssignor, CooperativeStickyAssignor),
+        (CooperativeStickyAssignor, StickyAssignor),
+    ):
+        expected = second().rebalance(shifted)
+        with shared.sharing() as scope:
+            first().rebalance(spec)
+            got = second().rebalance(shifted)
+            assert scope.entries  # the first one kept its target
+        assert got == expected

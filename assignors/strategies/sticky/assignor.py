@@ -88,23 +88,24 @@ from collections import Counter
 from collections.abc import Hashable, Mapping, Sequence
 from dataclasses import dataclass
 from itertools import chain, repeat
-from typing import ClassVar, TypeVar
+from typing import ClassVar, TypeVar, cast
 
 from mypy_extensions import mypyc_attr
 
 from assignors.model import (
     Assignment,
     GroupSpec,
+    LastSeen,
     Member,
     Rebalance,
     TopicPartition,
     java_sorted,
     partitions_of,
-    per_group,
 )
 from assignors.ownership import MAX_ROUNDS, NO_GENERATION, arrivals, effective_generation
 from assignors.protocol import EAGER_AND_COOPERATIVE, EAGER_ONLY, RebalanceProtocol
 from assignors.racks import RackView, group_partition_racks, member_rack, sticky_rack_aware
+from assignors.strategies import shared
 from assignors.strategies.sticky.constrained import assign_constrained
 from assignors.strategies.sticky.general import assign_general
 
@@ -255,13 +256,49 @@ def _encode(spec: GroupSpec) -> _Group:
     return _Group(members, topics, sizes, offsets, total, claims, valid, tied, gens, racks)
 
 
-@per_group
+_last_planned: LastSeen[tuple[_Group, list[list[int]]]] = LastSeen()
+
+
 def _planned(spec: GroupSpec) -> tuple[_Group, list[list[int]]]:
     """The encoded group and its sticky target, once per spec: `sticky` and the first round
     of `cooperative-sticky` compute the same target from the same spec, so a group planned
-    under both pays for it once. Neither result is modified by its users."""
+    under both pays for it once. Neither result is modified by its users.
+
+    Inside a `assignors.strategies.shared.sharing` scope (a group's what-if replays, which
+    build a new spec per rebalance and run `sticky` and `cooperative-sticky` one after the
+    other) the result is also found by content (`_content_key`)."""
+    hit = _last_planned.get(spec)
+    if hit is not None:
+        return hit
+    scope = shared.current()
+    key = _content_key(spec) if scope is not None else None
+    if scope is not None:
+        found = scope.get(key)
+        if found is not None:
+            return _last_planned.put(spec, None, cast(tuple[_Group, list[list[int]]], found))
     grp = _encode(spec)
-    return grp, _target(grp)
+    out = (grp, _target(grp))
+    if scope is not None:
+        scope.put(key, out, 2 * grp.total + 1)
+    return _last_planned.put(spec, None, out)
+
+
+def _content_key(spec: GroupSpec) -> tuple[object, ...]:
+    """Everything `_encode` and `_target` read of a spec: each member's id, subscription,
+    owned partitions and rack (in the spec's order), the subscribed topics' metadata, and
+    the members' generations by rank. Generations are only ever compared with each other
+    (the generation rule, the general path's previous owners; a cooperative round after the
+    first gives every member one new generation), so two specs whose generations are in the
+    same order get the same target: `sticky` runs one rebalance per generation where
+    `cooperative-sticky` may run two."""
+    gens = [effective_generation(m) for m in spec.members]
+    rank = {g: i for i, g in enumerate(sorted(set(gens)))}
+    members = tuple(
+        (m.member_id, m.topics, m.owned, m.rack, rank[g])
+        for m, g in zip(spec.members, gens, strict=True)
+    )
+    topics = spec.topics
+    return members, tuple(topics[t] for t in spec.subscribed_topics())
 
 
 def _target(grp: _Group) -> list[list[int]]:
