@@ -42,7 +42,8 @@ class Manifest:
     duration_seconds: float
     report: str | None = None
     # where the time went: "wall" seconds of the driver's phases (read, plan, write, summary,
-    # report) and "planning" seconds of the buckets' phases summed over the workers
+    # report), "planning" seconds of the buckets' phases summed over the workers, and
+    # "memory": the peak resident MiB of a process that planned a bucket
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     # console figures, not written: per strategy (`jobs.summary`)
     summary: list[dict[str, Any]] = field(default_factory=list)
@@ -105,7 +106,9 @@ class Manifest:
                 inner = ", ".join(f"{p} {s:.1f}" for p, s in planning.items() if s)
                 part += f" (worker seconds: {inner})"
             parts.append(part)
-        return f"phases: {'; '.join(parts)}; total {self.duration_seconds:.1f} s"
+        line = f"phases: {'; '.join(parts)}; total {self.duration_seconds:.1f} s"
+        peak = self.phases.get("memory", {}).get("peak_bucket_rss_mib", 0.0)
+        return f"{line}; peak worker memory {peak / 1024:.2f} GiB" if peak else line
 
     def needs_attention(self) -> list[str]:
         """Why a completed run needs a person (exit 3): nothing planned, or internal errors."""

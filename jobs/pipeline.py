@@ -51,6 +51,7 @@ from jobs.udf import (
     KIND_MEMBER,
     KIND_OFFSETS,
     KIND_OWNED,
+    PEAK_RSS_MIB,
     PHASES,
     PlanContext,
     bucket_function,
@@ -355,7 +356,7 @@ def run(
         try:
             counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
             clock.lap("plan")
-            planning = _planning_seconds(small)
+            planning, peak_mib = _planning_seconds(small)
             log.info(
                 "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
                 counts["planned_groups"],
@@ -396,7 +397,11 @@ def run(
                 )
                 manifest.report = _write_report(spark, tmp, manifest) if report else None
                 clock.lap("report")
-                manifest.phases = {"wall": clock.laps, "planning": planning}
+                manifest.phases = {
+                    "wall": clock.laps,
+                    "planning": planning,
+                    "memory": {"peak_bucket_rss_mib": peak_mib},
+                }
                 manifest.duration_seconds = round(time.monotonic() - started, 3)
                 fs.write_json(spark, f"{tmp}/{MANIFEST_FILE}", manifest.to_json())
         finally:
@@ -419,13 +424,18 @@ class _Laps:
         self.last = now
 
 
-def _planning_seconds(small: DataFrame) -> dict[str, float]:
-    """The buckets' planning seconds by phase, summed over every worker (one row a bucket)."""
+def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
+    """The buckets' planning seconds by phase, summed over every worker (one row a bucket),
+    and the largest peak memory (MiB) of a process that planned a bucket."""
     total = dict.fromkeys(PHASES, 0.0)
+    peak = 0.0
     for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
-        for phase, seconds in json.loads(row[PAYLOAD]).items():
-            total[phase] = total.get(phase, 0.0) + float(seconds)
-    return {phase: round(s, 3) for phase, s in total.items()}
+        for phase, value in json.loads(row[PAYLOAD]).items():
+            if phase == PEAK_RSS_MIB:
+                peak = max(peak, float(value))
+            else:
+                total[phase] = total.get(phase, 0.0) + float(value)
+    return {phase: round(s, 3) for phase, s in total.items()}, peak
 
 
 def _write_report(spark: SparkSession, tmp: str, manifest: Manifest) -> str | None:

@@ -14,6 +14,7 @@ import dataclasses
 import gc
 import json
 import math
+import sys
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
 from contextlib import contextmanager
@@ -330,6 +331,18 @@ def _plan_bucket(
 VALIDATE, ROWS = "validate", "rows"
 # The order of the phase line: a bucket's phases, as the core and this module announce them.
 PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, ROWS)
+# Beside the phases in a bucket's timing row: the peak memory of the process that planned it.
+PEAK_RSS_MIB = "peak_rss_mib"
+
+
+def peak_rss_mib() -> float:
+    """This process's peak resident memory (the guard's child: from the fork on), 0 if unknown."""
+    try:
+        import resource  # not on Windows
+    except ImportError:
+        return 0.0
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss  # KiB on Linux, bytes on macOS
+    return round(peak / (1024 * 1024 if sys.platform == "darwin" else 1024), 1)
 
 
 class PhaseClock:
@@ -544,7 +557,9 @@ def bucket_function(
             clock = PhaseClock()
             frame = plan_bucket(pdf, catalog, ctx, True, left_out, clock)
             timing = _Output()
-            timing.small.append((KIND_TIMING, None, _json(clock.stop())))
+            timing.small.append(
+                (KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}))
+            )
             return _concat_frames(frame, timing.frame())
 
         frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)

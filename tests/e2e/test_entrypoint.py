@@ -117,6 +117,31 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
     assert not list(tmp_path.glob(".out.__*")), "temporary directories must not remain"
 
 
+def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    estate = write_estate(tmp_path / "in", WORKED["topics"], WORKED["members"])
+    out = tmp_path / "out"
+    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "sticky")))
+    phases = json.loads((out / "_manifest.json").read_text())["phases"]
+    assert phases == result.phases
+    assert list(result.phases["wall"]) == ["read", "plan", "write", "summary", "report"]
+    assert all(s >= 0 for s in phases["wall"].values())
+    assert list(result.phases["planning"]) == [
+        "validate",
+        "plan",
+        "metrics and bounds",
+        "what-if",
+        "rows",
+    ]
+    assert phases["planning"]["what-if"] > 0  # the default scenarios ran in the buckets
+    # The process that planned a bucket (the guard's child) holds at least the interpreter.
+    assert 20 < phases["memory"]["peak_bucket_rss_mib"] < 4096
+    line = result.phase_line()
+    assert line.startswith("phases: read ")
+    for part in ("; plan ", "(worker seconds: ", "; write ", "; peak worker memory "):
+        assert part in line
+    assert line.endswith(" GiB")
+
+
 def test_movement_against_current_assignment(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # c1 owned p1 and p3; c2 (departed) owned p2; p0 is double-claimed in the same generation.
     estate = write_estate(
