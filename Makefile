@@ -64,14 +64,18 @@ $(EXEC_STAMP): pyproject.toml
 .PHONY: venv-exec
 venv-exec: $(EXEC_STAMP) ## Create .venv-exec: the executors' Python (dependencies only, not the project)
 
-$(AIRFLOW_STAMP): dags/requirements-airflow.txt dags/constraints-airflow.txt
+# The DAG's tests also need, pinned as in the dev extras: pytest, and for the export step's
+# live run a noida-db broker and librdkafka consumers (confluent-kafka).
+AIRFLOW_TEST_DEPS := pytest== noida-db== confluent-kafka==
+$(AIRFLOW_STAMP): dags/requirements-airflow.txt dags/constraints-airflow.txt pyproject.toml
 	@test -x $(AIRFLOW_VENV)/bin/python || $(PYTHON) -m venv $(AIRFLOW_VENV)
 	$(AIRFLOW_VENV)/bin/python -m pip install --quiet --upgrade pip
 	$(AIRFLOW_VENV)/bin/python -m pip install --quiet -r dags/requirements-airflow.txt \
 		-c dags/constraints-airflow.txt
-	$(AIRFLOW_VENV)/bin/python -m pip install --quiet $$($(PYTHON) -c "import tomllib; \
+	$(AIRFLOW_VENV)/bin/python -m pip install --quiet -c dags/constraints-airflow.txt \
+		$$($(PYTHON) -c "import tomllib; \
 		print(*[d for d in tomllib.load(open('pyproject.toml', 'rb'))['project']['optional-dependencies']['dev'] \
-		if d.startswith('pytest==')])")
+		if d.startswith(tuple('$(AIRFLOW_TEST_DEPS)'.split()))])")
 	@touch $@
 
 .PHONY: venv-airflow
@@ -137,7 +141,7 @@ test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 
 	PLANNER_CLUSTER_TESTS=1 PLANNER_EXEC_PYTHON=$(abspath $(EXEC_VENV))/bin/python $(PY) -m pytest --durations=5 tests/cluster/test_standalone.py
 
 .PHONY: test-airflow
-test-airflow: $(STAMP) $(AIRFLOW_STAMP) dist ## The Airflow DAG: DagBag, and dag.test() running the job via SparkSubmitOperator
+test-airflow: $(STAMP) $(AIRFLOW_STAMP) dist ## The Airflow DAG: DagBag, and dag.test() exporting from a live broker and running the job via SparkSubmitOperator
 	$(AIRFLOW_VENV)/bin/python -m pytest -p no:cacheprovider --durations=5 tests/ops
 
 .PHONY: lint

@@ -1,9 +1,10 @@
-"""Daily Kafka assignment plan: wait for the day's snapshot, then run the planner on Spark.
+"""Daily Kafka assignment plan: the day's snapshot (waited for, or exported), then the planner
+on Spark.
 
     wait_for_snapshot  ->  plan_assignments
-    (<snapshot_root>/ds=<ds>/<marker>)   (spark-submit jobs/plan_assignments.py
-                                          --input <snapshot_root>/ds=<ds>
-                                          --output <output_root>/ds=<ds> --ds <ds>)
+    (<snapshot_root>/ds=<ds>/<marker>,   (spark-submit jobs/plan_assignments.py
+     or export it when                    --input <snapshot_root>/ds=<ds>
+     bootstrap_servers is set)            --output <output_root>/ds=<ds> --ds <ds>)
 
 Airflow 3 (`airflow.sdk`) with apache-airflow-providers-apache-spark; versions verified in
 dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be retargeted from
@@ -12,6 +13,13 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
 - The sensor waits in `reschedule` mode (a snapshot may land hours late: the task frees its
   worker slot between pokes) and fails with a message naming the missing marker when
   `sensor_timeout_seconds` passes; a sensor timeout is not retried.
+- `bootstrap_servers` set: the same task exports the snapshot instead of waiting for it
+  (`python -m jobs.export_snapshot`, docs/exporter.md) into <snapshot_root>/ds=<ds>, which
+  must be a local path. Client properties (security.protocol, sasl.*, ssl.*) come from the
+  extras of connection `kafka_conn_id`, written to a private temporary file for
+  --command-config. Exit 3 (some groups skipped or failed, the rest exported) is a warning and
+  planning goes on; 2 (configuration, unreachable cluster) fails at once; any other code is
+  retried like the Spark task.
 - The Spark task retries: the job writes a hidden temporary directory and swaps it in only
   when every table and `_manifest.json` are complete, so a retried run never mixes with a
   half-written one. Exit codes 2 (schema/config error) and 3 (ran, needs attention) are the
@@ -26,14 +34,26 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
 
 from __future__ import annotations
 
+import json
 import os
+import shlex
+import signal
+import subprocess
+import tempfile
+import threading
 from datetime import UTC, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, BaseSensorOperator, ObjectStoragePath, Param
-from airflow.sdk.exceptions import AirflowException, AirflowFailException, AirflowSensorTimeout
+from airflow.sdk import DAG, BaseHook, BaseSensorOperator, ObjectStoragePath, Param
+from airflow.sdk.exceptions import (
+    AirflowException,
+    AirflowFailException,
+    AirflowNotFoundException,
+    AirflowSensorTimeout,
+)
+from airflow.sdk.log import mask_secret
 
 # Where jobs/plan_assignments.py and dist/planner.zip (`make dist`) live on the workers: the
 # repository this file belongs to, unless PLANNER_HOME says otherwise (DAG copied elsewhere).
@@ -50,32 +70,90 @@ RETRIED_EXIT_CODES = {
     130: "interrupted",
     143: "terminated (SIGTERM)",
 }
+# The exporter's exit codes (docs/exporter.md). 3 is a warning here: the groups it could read
+# are exported and planned, the others are listed in the snapshot's _snapshot.json.
+EXPORT_PARTIAL = 3
+EXPORT_FINAL_EXIT_CODES = {
+    2: "configuration error or cluster unreachable (named above), nothing written",
+}
+EXPORT_RETRIED_EXIT_CODES = {
+    1: "unexpected failure, nothing written",
+    130: "interrupted, nothing written",
+    -signal.SIGKILL: "killed",
+    -signal.SIGTERM: "terminated (SIGTERM)",
+}
+# Connection extras that are not client security settings: the Kafka provider's connections
+# (and Airflow's default kafka_default) carry them; the bootstrap servers come from the param
+# and the exporter never joins a group. Any other key goes to the exporter, which refuses what
+# it cannot honour rather than connecting without the security it was asked for.
+IGNORED_EXTRAS = {"bootstrap.servers", "group.id"}
+# Values that never appear in a log line (the task log masks them if anything echoes them).
+SECRET_PROPERTIES = {"sasl.password", "sasl.jaas.config", "ssl.key.password"}
 
 
 class SnapshotReadySensor(BaseSensorOperator):
-    """Waits for `marker` (a plain path or an ObjectStoragePath URL such as
-    `s3://conn_id@bucket/key`) to exist. `timeout_seconds` and `poke_interval_seconds` are
+    """Makes the day's snapshot ready. By default waits for `marker` (a plain path or an
+    ObjectStoragePath URL such as `s3://conn_id@bucket/key`) to exist. With
+    `bootstrap_servers` set it exports the snapshot into `snapshot` itself instead
+    (`python -m jobs.export_snapshot`), within the same `timeout_seconds`. Every field is
     templated, so DAG params can set them per run."""
 
-    template_fields = ("marker", "timeout_seconds", "poke_interval_seconds")
+    template_fields = (
+        "marker",
+        "timeout_seconds",
+        "poke_interval_seconds",
+        "snapshot",
+        "bootstrap_servers",
+        "kafka_conn_id",
+        "export_args",
+        "python",
+        "planner_home",
+    )
 
     def __init__(
-        self, *, marker: str, timeout_seconds: str, poke_interval_seconds: str, **kwargs: Any
+        self,
+        *,
+        marker: str,
+        timeout_seconds: str,
+        poke_interval_seconds: str,
+        snapshot: str = "",
+        bootstrap_servers: str = "",
+        kafka_conn_id: str = "",
+        export_args: list[str] | None = None,
+        python: str = "",
+        planner_home: str = PLANNER_HOME,
+        **kwargs: Any,
     ) -> None:
         super().__init__(**kwargs)
         self.marker = marker
         self.timeout_seconds = timeout_seconds
         self.poke_interval_seconds = poke_interval_seconds
+        self.snapshot = snapshot
+        self.bootstrap_servers = bootstrap_servers
+        self.kafka_conn_id = kafka_conn_id
+        self.export_args = export_args or []
+        self.python = python
+        self.planner_home = planner_home
+        self._export: subprocess.Popen[str] | None = None
 
     def poke(self, context: Any) -> bool:
         self.log.info("waiting for the snapshot marker %s", self.marker)
-        if "://" in self.marker:
-            return bool(ObjectStoragePath(self.marker).exists())
-        return os.path.exists(self.marker)
+        try:
+            if "://" in self.marker:
+                return bool(ObjectStoragePath(self.marker).exists())
+            return os.path.exists(self.marker)
+        except Exception as exc:
+            # The task has retries for the export; a failing check of the marker still fails
+            # at once, as it did before.
+            raise AirflowFailException(
+                f"cannot check the snapshot marker {self.marker}: {exc}"
+            ) from exc
 
     def execute(self, context: Any) -> Any:
         self.timeout = float(self.timeout_seconds)
         self.poke_interval = float(self.poke_interval_seconds)
+        if self.bootstrap_servers.strip():
+            return self.export(context)
         try:
             return super().execute(context)
         except AirflowSensorTimeout as exc:
@@ -84,6 +162,150 @@ class SnapshotReadySensor(BaseSensorOperator):
                 f"within {self.timeout:g} s, so nothing was planned. Check the snapshot export, "
                 "or the run's snapshot_root/marker params."
             ) from exc
+
+    # --- bootstrap_servers set: export the snapshot ------------------------------------
+
+    def export(self, context: Any) -> None:
+        if "://" in self.snapshot:
+            raise AirflowFailException(
+                f"the exporter writes a local path, not {self.snapshot}: set snapshot_root to a "
+                "local path (or leave bootstrap_servers empty and wait for the marker)"
+            )
+        python = self.python or "python3"
+        with tempfile.TemporaryDirectory(prefix="planner-export-") as tmp:
+            command = [
+                python,
+                "-m",
+                "jobs.export_snapshot",
+                "--bootstrap-servers",
+                self.bootstrap_servers.strip(),
+                "--output",
+                self.snapshot,
+                *drop_empty_options(self.export_args),
+            ]
+            properties = self.client_properties()
+            if properties:
+                config = Path(tmp) / "client.properties"
+                config.touch(mode=0o600)  # private before any secret is written
+                config.write_text(render_properties(properties), encoding="utf-8")
+                command += ["--command-config", str(config)]
+            code = self.run_exporter(command)
+        self.check_export(code, context)
+
+    def client_properties(self) -> dict[str, str]:
+        """The connection's extras (and login/password as sasl.username/sasl.password)."""
+        if not self.kafka_conn_id:
+            self.log.info("kafka_conn_id is empty: the exporter connects with PLAINTEXT")
+            return {}
+        try:
+            conn = BaseHook.get_connection(self.kafka_conn_id)
+        except AirflowNotFoundException as exc:
+            raise AirflowFailException(
+                f"Kafka connection {self.kafka_conn_id!r} is not defined: create it (its extras "
+                "hold the client properties), or set kafka_conn_id to '' for PLAINTEXT"
+            ) from exc
+        props: dict[str, str] = {}
+        if conn.login:
+            props["sasl.username"] = conn.login
+        if conn.password:
+            props["sasl.password"] = conn.password
+        for key, value in conn.extra_dejson.items():
+            if key in IGNORED_EXTRAS:
+                continue
+            props[key] = property_value(value)
+        for key, value in props.items():
+            if key in SECRET_PROPERTIES and value:
+                mask_secret(value, key)
+            if "\n" in value or "\r" in value or value.endswith("\\"):
+                # A line break or a trailing backslash would run into the next property.
+                raise AirflowFailException(
+                    f"connection {self.kafka_conn_id!r}: {key} cannot be written as one "
+                    "property line (a line break or a trailing backslash)"
+                )
+        self.log.info(
+            "client properties from connection %r (values not logged): %s",
+            self.kafka_conn_id,
+            ", ".join(sorted(props)) or "none",
+        )
+        return props
+
+    def run_exporter(self, command: list[str]) -> int:
+        """Runs the exporter from `planner_home` (its code first on the path), its output
+        streamed into the task log; killed when `timeout_seconds` passes."""
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            p for p in (self.planner_home, env.get("PYTHONPATH", "")) if p
+        )
+        self.log.info("exporting the snapshot: %s", shlex.join(command))
+        self._export = subprocess.Popen(
+            command,
+            cwd=self.planner_home,
+            env=env,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            text=True,
+            start_new_session=True,  # on_kill and the timeout stop the whole process group
+        )
+        timer = threading.Timer(self.timeout, self.stop_exporter, args=("timed out",))
+        timer.start()
+        try:
+            assert self._export.stdout is not None
+            for line in self._export.stdout:
+                self.log.info("%s", line.rstrip())
+            return self._export.wait()
+        finally:
+            timer.cancel()
+
+    def stop_exporter(self, why: str) -> None:
+        process = self._export
+        if process is None or process.poll() is not None:
+            return
+        self.log.warning("stopping the exporter (%s)", why)
+        try:
+            os.killpg(process.pid, signal.SIGTERM)
+            process.wait(30)
+        except subprocess.TimeoutExpired:
+            os.killpg(process.pid, signal.SIGKILL)
+        except ProcessLookupError:
+            pass
+
+    def on_kill(self) -> None:
+        self.stop_exporter("task killed")
+
+    def check_export(self, code: int, context: Any) -> None:
+        if code in EXPORT_FINAL_EXIT_CODES:
+            raise AirflowFailException(
+                f"the exporter exited {code}: {EXPORT_FINAL_EXIT_CODES[code]}; not retrying"
+            )
+        if code not in (0, EXPORT_PARTIAL):
+            why = EXPORT_RETRIED_EXIT_CODES.get(code, "failed")
+            raise AirflowException(f"the exporter exited {code}: {why}; retried later")
+        marker = os.path.join(self.snapshot, "_SUCCESS")
+        if not os.path.exists(marker):
+            raise AirflowException(f"the exporter exited {code} but wrote no {marker}")
+        if code == EXPORT_PARTIAL:
+            meta = json.loads(Path(self.snapshot, "_snapshot.json").read_text(encoding="utf-8"))
+            self.log.warning(
+                "the exporter exited 3: some groups were not exported (skipped: %s; failed: %s;"
+                " reasons in %s/_snapshot.json); planning the %d exported groups",
+                ", ".join(meta.get("groups_skipped", {})) or "none",
+                ", ".join(meta.get("groups_failed", {})) or "none",
+                self.snapshot,
+                len(meta.get("groups_exported", [])),
+            )
+        self.log.info("snapshot for ds=%s exported to %s", context["ds"], self.snapshot)
+
+
+def property_value(value: Any) -> str:
+    """A JSON extra as a property value: true/false as Java writes them, null as empty."""
+    if isinstance(value, bool):
+        return str(value).lower()
+    return "" if value is None else str(value)
+
+
+def render_properties(props: dict[str, str]) -> str:
+    """A Java .properties file as the exporter's --command-config reads it: key=value lines."""
+    return "".join(f"{key}={value}\n" for key, value in sorted(props.items()))
 
 
 class PlannerSubmitOperator(SparkSubmitOperator):
@@ -188,8 +410,40 @@ with DAG(
         "marker": Param(
             "_SUCCESS", type="string", description="File that marks the day's snapshot complete"
         ),
-        "sensor_timeout_seconds": Param(6 * 3600, type="integer", minimum=1),
+        "sensor_timeout_seconds": Param(
+            6 * 3600,
+            type="integer",
+            minimum=1,
+            description="How long the snapshot may take: waiting for the marker, or the export",
+        ),
         "poke_interval_seconds": Param(300, type="integer", minimum=1),
+        "bootstrap_servers": Param(
+            "",
+            type="string",
+            description="HOST:PORT[,HOST:PORT]: export the day's snapshot from this cluster "
+            "instead of waiting for the marker; empty: wait for the marker",
+        ),
+        "kafka_conn_id": Param(
+            "kafka_default",
+            type="string",
+            description="Connection whose extras hold the exporter's client properties "
+            "(security.protocol, sasl.*, ssl.*); empty: PLAINTEXT",
+        ),
+        "export_groups": Param(
+            "", type="string", description="--groups regex of the export; empty: every group"
+        ),
+        "export_exclude_groups": Param(
+            "", type="string", description="--exclude-groups regex of the export; empty: none"
+        ),
+        "export_timeout_seconds": Param(
+            30, type="integer", minimum=1, description="--timeout-s: the export's per request"
+        ),
+        "export_python": Param(
+            "",
+            type="string",
+            description="Python on the worker with the project's runtime and export "
+            "dependencies; empty: the python param, else python3",
+        ),
     },
 ) as dag:
     wait_for_snapshot = SnapshotReadySensor(
@@ -198,6 +452,24 @@ with DAG(
         timeout_seconds="{{ params.sensor_timeout_seconds }}",
         poke_interval_seconds="{{ params.poke_interval_seconds }}",
         mode="reschedule",
+        snapshot="{{ params.snapshot_root }}/ds={{ ds }}",
+        bootstrap_servers="{{ params.bootstrap_servers }}",
+        kafka_conn_id="{{ params.kafka_conn_id }}",
+        export_args=[
+            "--ds",
+            "{{ ds }}",
+            "--groups",
+            "{{ params.export_groups }}",
+            "--exclude-groups",
+            "{{ params.export_exclude_groups }}",
+            "--timeout-s",
+            "{{ params.export_timeout_seconds }}",
+        ],
+        python="{{ params.export_python or params.python }}",
+        planner_home="{{ params.planner_home }}",
+        # For the export (the marker's sensor fails at once, as before): as the Spark task.
+        retries=2,
+        retry_delay=timedelta(minutes=10),
     )
     plan_assignments = PlannerSubmitOperator(
         task_id="plan_assignments",

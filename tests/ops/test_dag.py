@@ -10,9 +10,11 @@ import json
 import os
 import subprocess
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import live_kafka
 import pyarrow.parquet as pq
 import pytest
 
@@ -289,3 +291,127 @@ def test_bad_input_fails_at_once_without_retries(
     assert result["tasks"]["plan_assignments"] == ["failed", 1]
     assert "the planner exited 2: schema or configuration error" in log
     assert not (tmp_path / "planner" / f"ds={ds}").exists()
+
+
+# --- the export step: a live cluster exported, then planned ---------------------------------
+
+KAFKA_CONN_ID = "planner_kafka_test"
+SECRET = "never-in-the-task-log"
+
+
+@pytest.fixture(scope="module")
+def live_cluster(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> Iterator[tuple[str, list[live_kafka.Group]]]:
+    """A noida-db broker on 127.0.0.1 with three groups of librdkafka consumers, stopped (and
+    the consumers closed) when the module's tests are done."""
+    with live_kafka.noida_broker(tmp_path_factory.mktemp("noida")) as bootstrap:
+        live_kafka.create_topics(bootstrap)
+        estate = live_kafka.groups()
+        try:
+            live_kafka.start_groups(bootstrap, estate)
+            live_kafka.wait_stable(estate)
+            yield bootstrap, estate
+        finally:
+            live_kafka.stop_groups(estate)
+
+
+def test_dag_exports_a_live_cluster_then_plans_it(
+    airflow_env: dict[str, str],
+    live_cluster: tuple[str, list[live_kafka.Group]],
+    tmp_path: Path,
+) -> None:
+    bootstrap, estate = live_cluster
+    held = {g.group_id: {c.memberid(): live_kafka.held(c) for c in g.consumers} for g in estate}
+    # Client properties from the connection's extras; the provider's bootstrap.servers and
+    # group.id are not client settings, the password must not reach the task log.
+    conn = {
+        "conn_type": "kafka",
+        "login": "planner",
+        "password": SECRET,
+        "extra": {
+            "bootstrap.servers": "not-this-one:9092",
+            "group.id": "unused",
+            "security.protocol": "PLAINTEXT",
+            "client.id": "planner-dag-test",
+        },
+    }
+    env = {**airflow_env, f"AIRFLOW_CONN_{KAFKA_CONN_ID.upper()}": json.dumps(conn)}
+    ds = "2026-11-23"
+    strategies = ["range", "roundrobin", "cooperative-sticky", "elected"]
+    result, log = run_dag(
+        env,
+        tmp_path,
+        ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        bootstrap_servers=bootstrap,
+        kafka_conn_id=KAFKA_CONN_ID,
+        strategies=",".join(strategies),
+        export_timeout_seconds=10,
+        sensor_timeout_seconds=600,
+    )
+    assert result["state"] == "success", log[-5000:]
+    assert result["tasks"]["wait_for_snapshot"] == ["success", 1]
+    assert "exporting the snapshot:" in log
+    assert "--command-config" in log
+    assert "waiting for the snapshot marker" not in log  # the export replaced the wait
+    assert SECRET not in log
+
+    # The export wrote the day's snapshot where the sensor would have waited for it.
+    day = tmp_path / "snapshots" / f"ds={ds}"
+    assert (day / "_SUCCESS").exists()
+    meta = json.loads((day / "_snapshot.json").read_text())
+    assert meta["ds"] == ds
+    assert meta["bootstrap_servers"] == bootstrap
+    assert meta["client"]["client.id"] == "planner-dag-test"
+    assert meta["groups_exported"] == sorted(held)
+    assert meta["groups_skipped"] == {}
+    assert meta["groups_failed"] == {}
+
+    # The planner's outputs for that ds cover every live group under every strategy.
+    out = tmp_path / "planner" / f"ds={ds}"
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["ds"] == ds
+    assert manifest["groups"]["input"] == len(estate)
+    rows = pq.read_table(out / "assignments").to_pylist()
+    for g in estate:
+        for strategy in strategies:
+            mine = [r for r in rows if r["group_id"] == g.group_id and r["strategy"] == strategy]
+            planned = [(r["topic"], r["partition"]) for r in mine]
+            assert sorted(planned) == sorted(g.partitions()), (g.group_id, strategy)
+            assert {r["member_id"] for r in mine} == set(held[g.group_id]), (g.group_id, strategy)
+        if g.strategy in ("range", "roundrobin"):
+            # The elected plan is what the live consumers hold (no static members here).
+            elected = [
+                r for r in rows if r["group_id"] == g.group_id and r["strategy"] == "elected"
+            ]
+            plan = {
+                m: {(r["topic"], r["partition"]) for r in elected if r["member_id"] == m}
+                for m in held[g.group_id]
+            }
+            assert plan == held[g.group_id], g.group_id
+
+
+def test_export_of_an_unreachable_cluster_fails_at_once(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    """Exit 2 (nothing written: the bootstrap servers do not answer) is final: no retry, and
+    nothing is planned."""
+    ds = "2026-11-24"
+    result, log = run_dag(
+        airflow_env,
+        tmp_path,
+        ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        bootstrap_servers=f"127.0.0.1:{live_kafka.free_port()}",  # nothing listens there
+        kafka_conn_id="",
+        export_timeout_seconds=2,
+    )
+    assert result["state"] == "failed"
+    assert result["tasks"]["wait_for_snapshot"] == ["failed", 1]
+    assert result["tasks"]["plan_assignments"][0] == "upstream_failed"
+    assert "the exporter exited 2: configuration error or cluster unreachable" in log
+    assert not (tmp_path / "snapshots" / f"ds={ds}").exists()
+    assert not (tmp_path / "planner").exists()
