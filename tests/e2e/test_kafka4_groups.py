@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from types import SimpleNamespace
 from typing import Any
 
 import pyarrow as pa
@@ -13,8 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member
 
+from jobs import group_read
 from jobs.config import load_config
+from jobs.one_group import table_rows
 from jobs.plan_assignments import run
+from jobs.plan_group import read_group
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e
@@ -299,3 +303,22 @@ def test_report_counts_consumer_groups_apart(planned) -> None:  # type: ignore[n
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["config"]["group_consumer_assignors"] == ["uniform", "range"]
     assert manifest["groups"] == {"input": 10, "planned": 8, "rejected": 2}
+
+
+def test_plan_group_equals_the_job_for_consumer_groups(planned) -> None:  # type: ignore[no-untyped-def]
+    """`python -m jobs.plan_group` on one KIP-848 group gives the job's rows: it reads
+    `group_protocol` and the broker's assignor list like the job does."""
+    out, _ = planned
+    root = out.parent
+    groups = group_read.distinct_groups(str(out / "elections"))
+    assert {"default", "range", "conflict", "tie", "static"} <= set(groups)
+    for group in groups:
+        args = SimpleNamespace(
+            config=str(root / "planner.toml"), strategies=None, input=str(root / "in"), group=group
+        )
+        result, _ = read_group(args, [])
+        mine = table_rows(result)
+        for name, rows in group_read.read_output(str(out), group).tables.items():
+            expected = sorted(json.dumps(r, sort_keys=True, default=str) for r in rows)
+            got = sorted(json.dumps(r, sort_keys=True, default=str) for r in mine[name])
+            assert got == expected, (group, name)
