@@ -8,7 +8,7 @@ floor and job so that machine noise hits both alike; medians and their ratio are
     python -m tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
     python -m tools.bench --groups 100000 --plan-only  # no what-if scenarios
     python -m tools.bench --groups 100000 --offsets   # with an offsets table
-    python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky
+    python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky --repeat 3
     python -m tools.bench --scenario what-if --groups 10000 --strategies config
 
 `what-if` times the job with the config's what-if scenarios against the same job
@@ -112,24 +112,67 @@ class WorkerMemory:
 
 
 def big_group(args: argparse.Namespace) -> None:
-    """One group of 1M partitions (Kafka's large sticky test) through the job, default settings."""
-    estate = args.work / "estate-big-group"
-    if not (estate / "_SUCCESS").exists():
-        write(sample_estate.big_group(), estate, files=4)
-        (estate / "_SUCCESS").touch()
+    """One group of 1M partitions (Kafka's large sticky test) through the job at default
+    settings, report included: a fresh plan (no current assignment) and a rebalance (every
+    member but one owns its share), each against the I/O floor of the same estate, alternating.
+    """
+    estates = {}
+    for variant, owned in (("fresh", False), ("rebalance", True)):
+        estates[variant] = estate = args.work / f"estate-big-group-{variant}"
+        if not (estate / "_SUCCESS").exists():
+            write(sample_estate.big_group(owned=owned), estate, files=4)
+            (estate / "_SUCCESS").touch()
     config = load_config(strategies=args.strategies)
+    quiet = {**config.spark, "spark.ui.showConsoleProgress": "false"}
+    config = dataclasses.replace(config, spark=quiet)
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
-    t = time.monotonic()
-    with WorkerMemory() as memory:
-        manifest = run(spark, str(estate), str(args.work / "out-big-group"), config).to_json()
-    seconds = time.monotonic() - t
-    print(json.dumps({"groups": manifest["groups"], "output_rows": manifest["output_rows"]}))
-    print(
-        f"one group of 1M partitions, {', '.join(manifest['strategies'])}: {seconds:.1f} s,"
-        f" peak Python worker RSS {memory.peak_mib:.0f} MiB"
-    )
+    out_job, out_floor = str(args.work / "out-big-group"), str(args.work / "out-floor")
+    # Warm up the JVM and the Python workers on a small estate (see `main`).
+    warm = _estate(args, 2_000)
+    rows = run(spark, str(warm), out_job, config, report=False).output_rows
+    floor(spark, str(warm), out_floor, rows, config.strategies, config.output_files)
+    times: dict[str, dict[str, list[float]]] = {v: {"job": [], "floor": []} for v in estates}
+    for i in range(args.repeat):
+        for variant, estate in estates.items():
+            t = time.monotonic()
+            with WorkerMemory() as memory:
+                manifest = run(spark, str(estate), out_job, config)
+            times[variant]["job"].append(time.monotonic() - t)
+            t = time.monotonic()
+            floor(spark, str(estate), out_floor, manifest.output_rows, config.strategies,
+                  config.output_files)  # fmt: skip
+            times[variant]["floor"].append(time.monotonic() - t)
+            job, flo = times[variant]["job"][-1], times[variant]["floor"][-1]
+            print(
+                f"run {i + 1}, {variant}: job {job:.1f} s, floor {flo:.1f} s, peak Python"
+                f" worker RSS {memory.peak_mib:.0f} MiB\n  {manifest.phase_line()}",
+                flush=True,
+            )
+    summary: dict[str, Any] = {
+        "strategies": list(config.strategies),
+        "cores": spark.sparkContext.defaultParallelism,
+    }
+    for variant, t in times.items():
+        job, flo = statistics.median(t["job"]), statistics.median(t["floor"])
+        summary[variant] = {
+            "job_seconds": [round(x, 2) for x in t["job"]],
+            "floor_seconds": [round(x, 2) for x in t["floor"]],
+            "job_median": round(job, 2),
+            "floor_median": round(flo, 2),
+            "beyond_floor": round(job - flo, 2),
+            "ratio": round(job / flo, 2),
+        }
+    print(json.dumps(summary, indent=2))
+    for variant in times:
+        s = summary[variant]
+        print(
+            f"one group of 1M partitions, {variant}, {', '.join(config.strategies)}:"
+            f" job {s['job_median']:.1f} s vs I/O floor {s['floor_median']:.1f} s,"
+            f" {s['beyond_floor']:.1f} s beyond it ({s['ratio']:.2f}x; median of {args.repeat})"
+        )
     spark.stop()
+    shutil.rmtree(out_floor, ignore_errors=True)
 
 
 def _estate(args: argparse.Namespace, groups: int) -> Path:
@@ -234,7 +277,7 @@ def main(argv: list[str] | None = None) -> None:
     if not (warm / "_SUCCESS").exists():
         write(generate(2_000, args.seed), warm, files=4)
         (warm / "_SUCCESS").touch()
-    warm_manifest = run(spark, str(warm), out_job, config, report=False).manifest
+    warm_manifest = run(spark, str(warm), out_job, config, report=False).to_json()
     floor(spark, str(warm), out_floor, warm_manifest["output_rows"], config.strategies,
           config.output_files)  # fmt: skip
 

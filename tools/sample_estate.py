@@ -175,12 +175,13 @@ def offsets_table(
 
 
 def big_group(
-    topics: int = 500, partitions: int = 2000, members: int = 2000
+    topics: int = 500, partitions: int = 2000, members: int = 2000, owned: bool = True
 ) -> dict[str, dict[str, list[Any]]]:
     """Kafka's large sticky test as an estate: one group owning topics x partitions.
 
     Every member subscribes to every topic; all members but the first report owning a
     round-robin share in generation 1 (the first rejoins fresh), as Kafka's test does.
+    `owned=False`: no `current_assignment` table (a fresh plan).
     """
     names = [f"topic{t:0{len(str(topics))}d}" for t in range(topics)]
     n = topics * partitions
@@ -201,6 +202,8 @@ def big_group(
         "assignment_strategies": [None] * members,
         "generation": [1] * members,
     }
+    if not owned:
+        return {"topic_partitions": tp, "subscriptions": subs}
     owner = [ids[k % members] for k in range(n)]
     keep = [k for k in range(n) if k % members != 0]
     cur = {
