@@ -297,11 +297,19 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     return out
 
 
+# Hash keys of each table's files. `assignments` also hashes the partition: a group's rows
+# then spread over every file, so a large group's millions of rows are sorted and encoded by
+# `files` tasks in parallel instead of one (by group alone, a 1M-partition group kept one core
+# busy writing while the others idled).
+PARTITION_KEYS = {"assignments": ("group_id", "partition")}
+
+
 def sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
     keys = SORT_KEYS[table]
     # Fixed hash partitioning + a total sort within files: the same data whatever the
     # shuffle settings or the order the UDF produced rows in.
-    return df.repartition(files, "group_id").sortWithinPartitions(*keys)
+    by = PARTITION_KEYS.get(table, ("group_id",))
+    return df.repartition(files, *by).sortWithinPartitions(*keys)
 
 
 def run(

@@ -21,6 +21,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
+import numpy as np
 import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
@@ -133,11 +134,29 @@ class PlanContext:
 
 def _nullable(col: pd.Series) -> list[Any]:
     """Values with None for nulls (string columns arrive with None; be safe about NaN)."""
-    return [None if v is None or v != v else v for v in col.tolist()]
+    values: list[Any] = col.tolist()
+    if not col.hasnans:  # the usual column: no per-value check
+        return values
+    return [None if v is None or v != v else v for v in values]
 
 
 def _ints(col: pd.Series) -> list[int | None]:
-    # Nullable int columns reach pandas as float64 with NaN when a batch holds a null.
+    """Nullable int columns reach pandas as float64 with NaN when a batch holds a null.
+
+    Converted in numpy where every value is below 2^53 (a float64 holds those exactly, and
+    the cast is then the same as `int(v)`); larger values one by one, as before."""
+    values = col.to_numpy()
+    if values.dtype.kind in "iu":
+        return list(values.tolist())
+    if values.dtype.kind == "f":
+        nan = np.isnan(values)
+        if nan.all():
+            return [None] * len(values)
+        if np.abs(values[~nan]).max() < 2.0**53:
+            ints: list[int | None] = np.where(nan, 0.0, values).astype(np.int64).tolist()
+            for i in np.flatnonzero(nan).tolist():
+                ints[i] = None
+            return ints
     return [None if v is None or v != v else int(v) for v in col.tolist()]
 
 
@@ -205,38 +224,70 @@ def _exact_ints(col: pd.Series) -> list[int | None]:
 
 def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:
     """Sort the rows of `INPUT_COLUMNS` by kind and group (owned rows without a group are
-    reported at once)."""
+    reported at once).
+
+    Kind by kind, each with only the columns it uses: a large group's owned and offsets rows
+    (one per partition) leave the member columns, all null for them, unconverted."""
     found = _Rows()
-    committed, log_end = _offsets_columns(pdf)
+    kinds = pdf["kind"].to_numpy()
+    for kind in (KIND_MEMBER, KIND_OFFSETS, KIND_OWNED):
+        mask = kinds == kind
+        if not mask.any():
+            continue
+        part = pdf[mask] if not mask.all() else pdf
+        if kind == KIND_MEMBER:
+            _read_members(part, found.members)
+        elif kind == KIND_OFFSETS:
+            committed, log_end = _offsets_columns(part)
+            rows = zip(
+                _nullable(part["group_id"]),
+                _nullable(part["topic"]),
+                _ints(part["partition"]),
+                committed,
+                log_end,
+                strict=True,
+            )
+            offsets = found.offsets
+            for gid, topic, p, c, e in rows:
+                offsets.setdefault(gid, []).append(OffsetRow(topic, p, c, e))
+        else:
+            _read_owned(part, found.owned, out)
+    return found
+
+
+def _read_members(pdf: pd.DataFrame, members: dict[str | None, list[MemberRow]]) -> None:
     rows = zip(
-        pdf["kind"].tolist(),
         _nullable(pdf["group_id"]),
-        _nullable(pdf["member_id"]),
-        _nullable(pdf["group_instance_id"]),
-        _nullable(pdf["client_rack"]),
-        _string_lists(pdf["topics"]),
-        _nullable(pdf["topic_pattern"]),
-        _string_lists(pdf["assignment_strategies"]),
-        _ints(pdf["generation"]),
-        _protocols(pdf),
-        _nullable(pdf["topic"]),
-        _ints(pdf["partition"]),
-        committed,
-        log_end,
+        map(
+            MemberRow,
+            _nullable(pdf["member_id"]),
+            _nullable(pdf["group_instance_id"]),
+            _nullable(pdf["client_rack"]),
+            _string_lists(pdf["topics"]),
+            _nullable(pdf["topic_pattern"]),
+            _string_lists(pdf["assignment_strategies"]),
+            _ints(pdf["generation"]),
+            _protocols(pdf),
+        ),
         strict=True,
     )
-    for kind, gid, mid, inst, rack, topics, pattern, names, gen, proto, topic, part, c, e in rows:
-        if kind == KIND_MEMBER:
-            found.members.setdefault(gid, []).append(
-                MemberRow(mid, inst, rack, topics, pattern, names, gen, proto)
-            )
-        elif kind == KIND_OFFSETS:
-            found.offsets.setdefault(gid, []).append(OffsetRow(topic, part, c, e))
-        elif gid is None:
-            out.problems([owned_without_group(OwnedRow(mid, topic, part))])
+    for gid, row in rows:
+        members.setdefault(gid, []).append(row)
+
+
+def _read_owned(pdf: pd.DataFrame, owned: dict[str, list[OwnedRow]], out: _Output) -> None:
+    rows = map(
+        OwnedRow, _nullable(pdf["member_id"]), _nullable(pdf["topic"]), _ints(pdf["partition"])
+    )
+    gids = _nullable(pdf["group_id"])
+    if len(set(gids)) == 1 and gids[0] is not None:  # one group (a large one): no loop
+        owned.setdefault(gids[0], []).extend(rows)
+        return
+    for gid, row in zip(gids, rows, strict=True):
+        if gid is None:
+            out.problems([owned_without_group(row)])
         else:
-            found.owned.setdefault(gid, []).append(OwnedRow(mid, topic, part))
-    return found
+            owned.setdefault(gid, []).append(row)
 
 
 def plan_bucket(
