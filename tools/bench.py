@@ -8,6 +8,7 @@ floor and job so that machine noise hits both alike; medians and their ratio are
     python -m tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
     python -m tools.bench --groups 100000 --plan-only  # no what-if scenarios
     python -m tools.bench --groups 100000 --offsets   # with an offsets table
+    python -m tools.bench --estate DIR --strategies config  # a snapshot of your own
     python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky --repeat 3
     python -m tools.bench --scenario what-if --groups 10000 --strategies config
 
@@ -238,6 +239,11 @@ def main(argv: list[str] | None = None) -> None:
     p.add_argument("--seed", type=int, default=42)
     p.add_argument("--work", type=Path, default=Path("data/bench"))
     p.add_argument(
+        "--estate",
+        type=Path,
+        help="estate: plan this snapshot folder (the job's input layout) instead of generating one",
+    )
+    p.add_argument(
         "--offsets",
         action="store_true",
         help="the estate includes an offsets table (one row per group and partition)",
@@ -256,13 +262,17 @@ def main(argv: list[str] | None = None) -> None:
         what_if(args)
         return
 
-    estate = args.work / f"estate-{args.groups}-{args.seed}{'-offsets' if args.offsets else ''}"
-    if not (estate / "_SUCCESS").exists():
+    estate = args.estate or (
+        args.work / f"estate-{args.groups}-{args.seed}{'-offsets' if args.offsets else ''}"
+    )
+    if not args.estate and not (estate / "_SUCCESS").exists():
         t = time.monotonic()
         write(generate(args.groups, args.seed, offsets=args.offsets), estate, files=4)
         (estate / "_SUCCESS").touch()
         print(f"generated estate in {time.monotonic() - t:.1f} s: {estate}", flush=True)
-    config: PlannerConfig = load_config(strategies=args.strategies)
+    config: PlannerConfig = load_config(
+        strategies=None if args.strategies == "config" else args.strategies
+    )
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
     config = dataclasses.replace(config, spark=quiet)
     if args.plan_only:
