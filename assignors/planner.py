@@ -344,6 +344,8 @@ class _Runner:
     weight_bound: int | None = None
     balanced_loads: dict[TopicPartition, int] | None = None
     memo: dict[object, Metrics] = field(default_factory=dict)
+    # the last strategy's result, metrics row and columns (see `_rows`)
+    last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None
 
     def __init__(
         self,
@@ -355,6 +357,7 @@ class _Runner:
         weight_bound: int | None = None,
         balanced_loads: dict[TopicPartition, int] | None = None,
         memo: dict[object, Metrics] | None = None,
+        last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None,
     ) -> None:
         self.spec = spec
         self.previous = previous
@@ -364,6 +367,7 @@ class _Runner:
         self.weight_bound = weight_bound
         self.balanced_loads = balanced_loads
         self.memo = {} if memo is None else memo
+        self.last = last
 
     def run(
         self, strategy: Strategy, assignor: Assignor, column: str | None = None
@@ -398,8 +402,30 @@ class _Runner:
         spec = self.spec
         assignment = result.assignment
         progress.starting(spec.group_id, name, progress.METRICS)
-        metrics = self._metrics(assignment, result.rounds)
-        return StrategyPlan(name, self._columns(result), metrics, assignment)
+        last = self.last
+        if last is not None and _same_rows(last[0].assignment, assignment):
+            # The strategy before gave these very rows (sticky and cooperative-sticky
+            # usually do): its metrics row and columns serve again, with this one's rounds.
+            before, found, columns = last
+            metrics = {**found, REBALANCE_ROUNDS: result.rounds}
+            if result.received_round != before.received_round:
+                received = self._received(result)
+                c = columns
+                columns = (c[0], c[1], c[2], c[3], c[4], received, c[6])
+        else:
+            metrics = self._metrics(assignment, result.rounds)
+            columns = self._columns(result)
+        self.last = (result, dict(metrics), columns)
+        return StrategyPlan(name, columns, metrics, assignment)
+
+    @staticmethod
+    def _received(result: Rebalance) -> list[int]:
+        """The `rebalance_round` column alone (see `_columns`)."""
+        rounds = result.received_round
+        received: list[int] = []
+        for tps in result.assignment.values():
+            received += [rounds.get(tp, 1) for tp in tps]
+        return received
 
     def _columns(self, result: Rebalance) -> AssignmentColumns:
         """The assignment rows as columns, member by member. A column that is the same on
@@ -472,6 +498,13 @@ class _Runner:
             return
         detail = f"strategy {strategy.protocol!r} failed: {type(exc).__name__}: {exc}"
         self.problems.append(Problem(self.spec.group_id, None, None, ERROR, reason, detail, label))
+
+
+def _same_rows(a: Assignment, b: Assignment) -> bool:
+    """Whether two assignments give the same rows in the same order: the same members in
+    the same order, each with the same partitions in the same order (compared in C, and at
+    once where the partition tuples are the same objects)."""
+    return a is b or (len(a) == len(b) and list(a.items()) == list(b.items()))
 
 
 def _assignment_key(assignment: Assignment) -> object:
