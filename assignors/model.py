@@ -147,8 +147,11 @@ class GroupSpec:
         object.__setattr__(self, "group_protocol", group_protocol)
         # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
+        last: frozenset[str] | None = None
         for m in members:
-            wanted.update(m.topics)
+            if m.topics is not last:  # members listing the same topics share one set
+                wanted.update(m.topics)
+                last = m.topics
         subscribed = java_sorted(t for t in wanted if t in meta and meta[t].partition_count > 0)
         object.__setattr__(self, "_subscribed", tuple(subscribed))
 

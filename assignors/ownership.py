@@ -17,6 +17,7 @@ and exactly one departed member does.
 from __future__ import annotations
 
 from collections.abc import Callable, Hashable, Iterable, Sequence
+from itertools import repeat
 from typing import TypeVar
 
 from assignors.model import (
@@ -53,21 +54,43 @@ def _exists(spec: GroupSpec, tp: TopicPartition) -> bool:
 
 
 @per_group
+def owned_claims(spec: GroupSpec) -> tuple[list[list[TopicPartition]], bool]:
+    """Per member (in `spec.members` order), the existing partitions it reports owning, once
+    each and in its reported order; and whether some partition is claimed by two of them.
+
+    Claims are marked in one byte per partition of the group's topics (compact: a large
+    group's million claims stay in cache, where a set of them would not)."""
+    marks: dict[str, bytearray] = {}
+    if any(m.owned for m in spec.members):
+        marks = {t: bytearray(max(0, meta.partition_count)) for t, meta in spec.topics.items()}
+    claims: list[list[TopicPartition]] = []
+    twice = False
+    for m in spec.members:
+        owned = m.owned
+        if len(set(owned)) != len(owned):
+            owned = tuple(dict.fromkeys(owned))
+        mine: list[TopicPartition] = []
+        for tp in owned:
+            seen = marks.get(tp[0])
+            p = tp[1]
+            if seen is not None and 0 <= p < len(seen):
+                mine.append(tp)
+                if seen[p]:
+                    twice = True
+                seen[p] = 1
+        claims.append(mine)
+    return claims, twice
+
+
+@per_group
 def valid_owned(spec: GroupSpec) -> dict[str, list[TopicPartition]]:
     """member_id -> the owned partitions it keeps a valid claim on, in its reported order.
 
     Applies the generation rule: a partition claimed by several live members stays only with
     the unique claimant of the highest generation; on a tie at the top nobody keeps it.
     """
-    counts = {t: meta.partition_count for t, meta in spec.topics.items()}
-    claims: list[list[TopicPartition]] = []
-    for m in spec.members:
-        owned = m.owned
-        if len(set(owned)) != len(owned):
-            owned = tuple(dict.fromkeys(owned))
-        claims.append([tp for tp in owned if 0 <= tp[1] < counts.get(tp[0], 0)])
-    n_claims = sum(map(len, claims))
-    if len({tp for tps in claims for tp in tps}) == n_claims:
+    claims, twice = owned_claims(spec)
+    if not twice:
         # No partition claimed twice (the usual case): every claim is valid.
         return {m.member_id: tps for m, tps in zip(spec.members, claims, strict=True)}
     best: dict[TopicPartition, tuple[int, str | None]] = {}
@@ -100,8 +123,7 @@ def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
     """
     owners: dict[TopicPartition, str] = {}
     for member_id, tps in valid_owned(spec).items():
-        for tp in tps:
-            owners[tp] = member_id
+        owners.update(zip(tps, repeat(member_id)))  # in C: a large group owns a million
     if spec.departed:
         contested = invalidated_claims(spec)
         gone: dict[TopicPartition, str | None] = {}

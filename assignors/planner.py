@@ -33,7 +33,12 @@ from assignors.analysis.load import (
     weight_loads,
     weight_lower_bound,
 )
-from assignors.analysis.metrics import ELECTED_STRATEGY, Metrics, balance_metrics
+from assignors.analysis.metrics import (
+    ELECTED_STRATEGY,
+    REBALANCE_ROUNDS,
+    Metrics,
+    balance_metrics,
+)
 from assignors.catalog.catalog import Strategy, StrategyCatalog
 from assignors.catalog.election import (
     KAFKA_DEFAULT_STRATEGIES,
@@ -152,10 +157,18 @@ def balanced_loads(spec: GroupSpec, load: GroupLoad) -> dict[TopicPartition, int
     return loads if len(set(loads.values())) > 1 else None
 
 
+AssignmentColumns = tuple[
+    list[str], list[str | None], list[str], list[int], list[str | None], list[int], list[int | None]
+]
+"""A strategy's `assignments` rows as columns, in `ASSIGNMENT_ROW_FIELDS` order: what the
+Spark layer turns into Arrow arrays (one list per column, no tuple per row to build and
+transpose)."""
+
+
 @dataclass(slots=True, init=False)
 class StrategyPlan:
     strategy: str
-    rows: list[AssignmentRow] = field(default_factory=list)
+    columns: AssignmentColumns
     metrics: Metrics = field(default_factory=dict)
     # the plan itself (member -> partitions): the steady state of the what-if rebalances
     assignment: Assignment = field(default_factory=dict)
@@ -166,16 +179,21 @@ class StrategyPlan:
     def __init__(
         self,
         strategy: str,
-        rows: list[AssignmentRow] | None = None,
+        columns: AssignmentColumns | None = None,
         metrics: Metrics | None = None,
         assignment: Assignment | None = None,
         factory: Callable[[], Assignor] | None = None,
     ) -> None:
         self.strategy = strategy
-        self.rows = [] if rows is None else rows
+        self.columns = ([], [], [], [], [], [], []) if columns is None else columns
         self.metrics = {} if metrics is None else metrics
         self.assignment = {} if assignment is None else assignment
         self.factory = factory
+
+    @property
+    def rows(self) -> list[AssignmentRow]:
+        """The rows as tuples (`AssignmentRow`), built from `columns` on each call."""
+        return list(zip(*self.columns, strict=True))
 
 
 @dataclass(slots=True, init=False)
@@ -307,7 +325,7 @@ def _plan_elected(
             return None
     return StrategyPlan(
         ELECTED,
-        done.rows,
+        done.columns,
         {**done.metrics, ELECTED_STRATEGY: chosen},
         done.assignment,
         done.factory,
@@ -326,6 +344,8 @@ class _Runner:
     weight_bound: int | None = None
     balanced_loads: dict[TopicPartition, int] | None = None
     memo: dict[object, Metrics] = field(default_factory=dict)
+    # the last strategy's result, metrics row and columns (see `_rows`)
+    last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None
 
     def __init__(
         self,
@@ -337,6 +357,7 @@ class _Runner:
         weight_bound: int | None = None,
         balanced_loads: dict[TopicPartition, int] | None = None,
         memo: dict[object, Metrics] | None = None,
+        last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None,
     ) -> None:
         self.spec = spec
         self.previous = previous
@@ -346,6 +367,7 @@ class _Runner:
         self.weight_bound = weight_bound
         self.balanced_loads = balanced_loads
         self.memo = {} if memo is None else memo
+        self.last = last
 
     def run(
         self, strategy: Strategy, assignor: Assignor, column: str | None = None
@@ -380,29 +402,81 @@ class _Runner:
         spec = self.spec
         assignment = result.assignment
         progress.starting(spec.group_id, name, progress.METRICS)
-        metrics = self._metrics(assignment, result.rounds)
-        prev = self.previous or {}
-        instance = {m.member_id: m.group_instance_id for m in spec.members}
+        last = self.last
+        if last is not None and _same_rows(last[0].assignment, assignment):
+            # The strategy before gave these very rows (sticky and cooperative-sticky
+            # usually do): its metrics row and columns serve again, with this one's rounds.
+            before, found, columns = last
+            metrics = {**found, REBALANCE_ROUNDS: result.rounds}
+            if result.received_round != before.received_round:
+                received = self._received(result)
+                c = columns
+                columns = (c[0], c[1], c[2], c[3], c[4], received, c[6])
+        else:
+            metrics = self._metrics(assignment, result.rounds)
+            columns = self._columns(result)
+        self.last = (result, dict(metrics), columns)
+        return StrategyPlan(name, columns, metrics, assignment)
+
+    @staticmethod
+    def _received(result: Rebalance) -> list[int]:
+        """The `rebalance_round` column alone (see `_columns`)."""
         rounds = result.received_round
-        lags = self.load.lags
-        lag_of = lags.get if lags is not None else _no_lag
-        rows: list[AssignmentRow] = [
-            (member_id, instance[member_id], tp[0], tp[1], prev.get(tp), rounds.get(tp, 1),
-             lag_of(tp))
-            for member_id, tps in assignment.items()
-            for tp in tps
-        ]  # fmt: skip
-        return StrategyPlan(name, rows, metrics, assignment)
+        received: list[int] = []
+        for tps in result.assignment.values():
+            received += [rounds.get(tp, 1) for tp in tps]
+        return received
+
+    def _columns(self, result: Rebalance) -> AssignmentColumns:
+        """The assignment rows as columns, member by member. A column that is the same on
+        every row of a member (its ids) or of the group (no previous owners, every partition
+        received in round 1, no lags) is repeated, not looked up per partition."""
+        members: list[str] = []
+        instances: list[str | None] = []
+        topics: list[str] = []
+        partitions: list[int] = []
+        previous: list[str | None] = []
+        received: list[int] = []
+        lags: list[int | None] = []
+        prev = self.previous or None
+        rounds = result.received_round or None
+        lag_map = self.load.lags
+        instance = {m.member_id: m.group_instance_id for m in self.spec.members}
+        for member_id, tps in result.assignment.items():
+            n = len(tps)
+            members += [member_id] * n
+            instances += [instance[member_id]] * n
+            if n:  # both columns at once, in C
+                topic_column, partition_column = zip(*tps, strict=True)
+                topics += topic_column
+                partitions += partition_column
+            if prev is None:
+                previous += [None] * n
+            else:
+                get_prev = prev.get
+                previous += [get_prev(tp) for tp in tps]
+            if rounds is None:
+                received += [1] * n
+            else:
+                get_round = rounds.get
+                received += [get_round(tp, 1) for tp in tps]
+            if lag_map is None:
+                lags += [None] * n
+            else:
+                get_lag = lag_map.get
+                lags += [get_lag(tp) for tp in tps]
+        return members, instances, topics, partitions, previous, received, lags
 
     def _metrics(self, assignment: Assignment, rounds: int) -> Metrics:
         """The metrics row of `assignment`, computed once per distinct assignment of the group:
         strategies often agree (sticky and cooperative-sticky converge to the same target,
         `balanced` often matches one of them), and every input of the metrics but the
-        assignment and its rounds is the group's."""
-        key = (rounds, tuple(sorted((m, tuple(sorted(tps))) for m, tps in assignment.items())))
+        assignment and its rounds is the group's. The rounds only set `rebalance_rounds`:
+        an eager and a cooperative strategy that agree share the rest of the row."""
+        key = _assignment_key(assignment)
         found = self.memo.get(key)
         if found is not None:
-            return dict(found)
+            return {**found, REBALANCE_ROUNDS: rounds}
         spec = self.spec
         metrics = balance_metrics(spec, assignment, self.previous, rounds)
         metrics.update(
@@ -426,8 +500,28 @@ class _Runner:
         self.problems.append(Problem(self.spec.group_id, None, None, ERROR, reason, detail, label))
 
 
-def _no_lag(_: TopicPartition) -> None:
-    return None
+def _same_rows(a: Assignment, b: Assignment) -> bool:
+    """Whether two assignments give the same rows in the same order: the same members in
+    the same order, each with the same partitions in the same order (compared in C, and at
+    once where the partition tuples are the same objects)."""
+    return a is b or (len(a) == len(b) and list(a.items()) == list(b.items()))
+
+
+def _assignment_key(assignment: Assignment) -> object:
+    """A hashable key equal for equal assignments (members and each one's partitions, in any
+    order, with their multiplicity): a frozenset per member where its partitions are distinct
+    (hashing them is cheaper than sorting a big group's million tuples), else the sorted
+    tuple."""
+    out: list[tuple[str, object]] = []
+    for member_id, tps in assignment.items():
+        distinct = frozenset(tps)
+        out.append((member_id, distinct if len(distinct) == len(tps) else tuple(sorted(tps))))
+    out.sort(key=_first)
+    return tuple(out)
+
+
+def _first(item: tuple[str, object]) -> str:
+    return item[0]
 
 
 def _failure_reason(builtin: bool, exc: BaseException, isolate_interrupts: bool) -> str | None:

@@ -475,14 +475,13 @@ class _Output:
                 self.whatif(plan.group_id, whatif)
         a = self.a
         for sp in plan.plans:
-            n = len(sp.rows)
+            n = len(sp.columns[0])
             a["group_id"].extend([plan.group_id] * n)
             a["strategy"].extend([sp.strategy] * n)
-            if n:
-                for name, values in zip(
-                    ASSIGNMENT_ROW_FIELDS, zip(*sp.rows, strict=True), strict=True
-                ):
-                    a[name].extend(values)
+            # the planner's rows come as columns: appended as they are, no tuple per row
+            columns: tuple[list[Any], ...] = sp.columns
+            for name, values in zip(ASSIGNMENT_ROW_FIELDS, columns, strict=True):
+                a[name].extend(values)
             metrics = {"group_id": plan.group_id, "strategy": sp.strategy, **sp.metrics}
             self.small.append((KIND_METRICS, plan.group_id, _json(metrics)))
 

@@ -9,13 +9,22 @@ member sizes (partitions per member), the standard deviation is the population o
 from __future__ import annotations
 
 import math
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
 from assignors.analysis.bounds import rack_and_balance_metrics
+from assignors.analysis.flow import subscription_classes
 from assignors.analysis.load import LOAD_METRIC_COLUMNS
-from assignors.model import Assignment, GroupSpec, TopicPartition
+from assignors.model import (
+    Assignment,
+    GroupSpec,
+    LastSeen,
+    Member,
+    TopicPartition,
+    per_group,
+)
+from assignors.ownership import owned_claims
 
 # (name, type) in output order; the Spark layer maps the types to Spark SQL types.
 METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
@@ -51,6 +60,8 @@ Metrics = dict[str, int | float | bool | str | list[str] | None]
 
 ELECTED_STRATEGY: Final = "elected_strategy"
 """The metric the planner fills in on `elected` rows only."""
+REBALANCE_ROUNDS: Final = "rebalance_rounds"
+"""The only metric that depends on the rounds, not on the assignment alone."""
 _SHOWN = 5  # how many missing partitions a violation message lists
 
 
@@ -169,30 +180,24 @@ def balance_metrics(
     subscribed topics count as assigned, so an invalid assignment (a bogus or unsubscribed
     partition) cannot push unassigned_partition_count below zero.
     """
-    topics = spec.subscribed_topics()
-    partition_count = sum(spec.partition_count(t) for t in topics)
+    facts = _facts(spec)
+    topics = facts.topics
+    partition_count = facts.partition_count
     sizes = [len(assignment.get(m.member_id, ())) for m in spec.members]
     n = len(sizes)
-    scan = scan_assignment(spec, assignment)
     lo = min(sizes, default=0)
     hi = max(sizes, default=0)
     avg, std = mean_and_stddev(sizes)
 
-    moved: int | None = None
-    revoked: int | None = None
-    if previous is not None:  # (most groups own nothing: skip the scans then)
-        moved = (
-            sum(
-                1
-                for member_id, tps in assignment.items()
-                for tp in tps
-                if (owner := previous.get(tp)) is not None and owner != member_id
-            )
-            if previous
-            else 0
-        )
-        owns = any(m.owned for m in spec.members)
-        revoked = revoked_partition_count(spec, assignment) if owns else 0
+    counted = _count_valid(spec, facts, assignment, previous)
+    if counted is not None:
+        scan, moved, revoked = counted.scan, counted.moved, counted.revoked
+    else:
+        scan = scan_assignment(spec, assignment)
+        moved = revoked = None
+        if previous is not None:  # (most groups own nothing: skip the scans then)
+            moved = _moved(assignment, previous) if previous else 0
+            revoked = revoked_partition_count(spec, assignment) if facts.owns else 0
     return {
         "member_count": n,
         "topic_count": len(topics),
@@ -206,14 +211,224 @@ def balance_metrics(
         "partition_spread": hi - lo,
         "is_fully_balanced": hi - lo <= 1,
         "idle_member_count": sum(1 for s in sizes if s == 0),
-        "max_topic_spread": _max_topic_spread(spec, scan.topic_counts),
+        "max_topic_spread": _spread(facts, scan.topic_counts),
         "moved_partition_count": moved,
         "is_valid": scan.valid,
-        "rebalance_rounds": rebalance_rounds,
+        REBALANCE_ROUNDS: rebalance_rounds,
         "revoked_partition_count": revoked,
         ELECTED_STRATEGY: None,
         **rack_and_balance_metrics(spec, assignment, hi, scan.violation is None),
     }
+
+
+@dataclass(slots=True, init=False)
+class _Facts:
+    """What every metrics row of a group needs from the group alone, computed once per group
+    (`per_group`: it is planned under several strategies in a row).
+
+    A valid assignment is then checked and counted in one pass over its partitions, marking
+    them in one byte each and reading their previous and live owners from per-topic lists:
+    compact, where the sets and dicts of a million partition tuples (Kafka's large test)
+    would miss the cache on every lookup.
+    """
+
+    topics: list[str]  # subscribed, existing topics (Java order)
+    sizes: dict[str, int]  # those topics -> partition count
+    partition_count: int
+    subscriptions: dict[str, frozenset[str]]  # member_id -> its topics
+    spread: list[tuple[list[str], list[str]]]  # (topics, their subscribers' ids), by subscribers
+    owns: bool  # some member reports owning partitions
+    # topic -> its partitions' live owners, when no partition is claimed by two live
+    # members (None when one is: then `revoked_partition_count` counts them)
+    owners: dict[str, list[str | None]] | None
+    owned_total: int  # existing partitions live members own
+
+    def __init__(
+        self,
+        topics: list[str],
+        sizes: dict[str, int],
+        partition_count: int,
+        subscriptions: dict[str, frozenset[str]],
+        spread: list[tuple[list[str], list[str]]],
+        owns: bool,
+        owners: dict[str, list[str | None]] | None,
+        owned_total: int,
+    ) -> None:
+        self.topics = topics
+        self.sizes = sizes
+        self.partition_count = partition_count
+        self.subscriptions = subscriptions
+        self.spread = spread
+        self.owns = owns
+        self.owners = owners
+        self.owned_total = owned_total
+
+
+@per_group
+def _facts(spec: GroupSpec) -> _Facts:
+    topics = spec.subscribed_topics()
+    sizes = {t: spec.partition_count(t) for t in topics}
+    # topics with the same subscribers share their list (one per topic class)
+    sc = subscription_classes(spec)
+    spread = [
+        (list(ts), [spec.members[i].member_id for j in js for i in sc.members[j]])
+        for ts, js in zip(sc.topics, sc.subscribers, strict=True)
+    ]
+    owns = any(m.owned for m in spec.members)
+    owners: dict[str, list[str | None]] | None = None
+    owned_total = 0
+    if owns:
+        claims, twice = owned_claims(spec)
+        if not twice:
+            owners = _by_partition(sizes, zip(spec.members, claims, strict=True))
+            owned_total = sum(map(len, claims))
+    return _Facts(
+        topics,
+        sizes,
+        sum(sizes.values()),
+        {m.member_id: m.topics for m in spec.members},
+        spread,
+        owns,
+        owners,
+        owned_total,
+    )
+
+
+def _by_partition(
+    sizes: dict[str, int], claims: Iterable[tuple[Member, list[TopicPartition]]]
+) -> dict[str, list[str | None]]:
+    """topic -> each partition's claimant (the group's topics; claims of others are left out)."""
+    out: dict[str, list[str | None]] = {t: [None] * n for t, n in sizes.items()}
+    for m, tps in claims:
+        member_id = m.member_id
+        for tp in tps:
+            row = out.get(tp[0])
+            if row is not None:
+                row[tp[1]] = member_id
+    return out
+
+
+# `previous` by partition (`_previous_rows`), for the last group and mapping seen
+_PREVIOUS: LastSeen[tuple[_Facts, dict[str, list[str | None]], int]] = LastSeen()
+
+
+def _previous_rows(
+    facts: _Facts, previous: Mapping[TopicPartition, str]
+) -> tuple[dict[str, list[str | None]], int]:
+    """topic -> each partition's previous owner (the group's partitions only), and how many
+    of the group's partitions have one; computed once per group and `previous`."""
+    hit = _PREVIOUS.get(previous)
+    if hit is not None and hit[0] is facts:
+        return hit[1], hit[2]
+    rows: dict[str, list[str | None]] = {t: [None] * n for t, n in facts.sizes.items()}
+    count = 0
+    for tp, owner in previous.items():
+        row = rows.get(tp[0])
+        p = tp[1]
+        if row is not None and 0 <= p < len(row):
+            row[p] = owner
+            count += 1
+    _PREVIOUS.put(previous, None, (facts, rows, count))
+    return rows, count
+
+
+@dataclass(slots=True, init=False)
+class _Counted:
+    """A valid assignment's `Scan` with its moved and revoked partitions (None without a
+    current assignment)."""
+
+    scan: Scan
+    moved: int | None
+    revoked: int | None
+
+    def __init__(self, scan: Scan, moved: int | None, revoked: int | None) -> None:
+        self.scan = scan
+        self.moved = moved
+        self.revoked = revoked
+
+
+def _count_valid(
+    spec: GroupSpec,
+    facts: _Facts,
+    assignment: Assignment,
+    previous: Mapping[TopicPartition, str] | None,
+) -> _Counted | None:
+    """The scan, moved and revoked counts of a valid assignment in one pass; None when it may
+    be invalid (the exact `scan_assignment` then says why, and the counts are taken one by
+    one).
+
+    Valid: every partition lands on an unmarked byte of a subscribed topic of its member,
+    and as many were assigned as the group has. Then each partition of the group is
+    assigned once: it moved when its previous owner is another member, and a live member's
+    owned partition is revoked unless that member keeps it.
+    """
+    subscriptions = facts.subscriptions
+    marks = {t: bytearray(n) for t, n in facts.sizes.items()}
+    before: dict[str, list[str | None]] | None = None
+    with_owner = 0
+    if previous:
+        before, with_owner = _previous_rows(facts, previous)
+    owners = facts.owners
+    total = moved = kept = 0
+    topic_counts: dict[str, dict[str, int]] = {}
+    for member_id, tps in assignment.items():
+        mine = subscriptions.get(member_id)
+        if mine is None:
+            return None
+        counts: dict[str, int] = {}
+        for tp in tps:
+            topic = tp[0]
+            p = tp[1]
+            counts[topic] = counts.get(topic, 0) + 1
+            seen = marks.get(topic)
+            if seen is None or not 0 <= p < len(seen) or seen[p]:
+                return None
+            seen[p] = 1
+            if before is not None and before[topic][p] == member_id:
+                moved -= 1  # kept by its previous owner
+            if owners is not None and owners[topic][p] == member_id:
+                kept += 1
+        if not mine.issuperset(counts):
+            return None
+        topic_counts[member_id] = counts
+        total += len(tps)
+    if total != facts.partition_count:
+        return None
+    scan = Scan(None, total, topic_counts)
+    if previous is None:
+        return _Counted(scan, None, None)
+    return _Counted(scan, moved + with_owner, _revoked(spec, facts, assignment, kept))
+
+
+def _revoked(spec: GroupSpec, facts: _Facts, assignment: Assignment, kept: int) -> int:
+    """`revoked_partition_count` of a valid assignment whose live owners keep `kept`."""
+    if not facts.owns:
+        return 0
+    if facts.owners is None:  # a partition claimed twice: counted one by one
+        return revoked_partition_count(spec, assignment)
+    return facts.owned_total - kept
+
+
+def _moved(assignment: Assignment, previous: Mapping[TopicPartition, str]) -> int:
+    """Assigned partitions whose previous owner is another member (repeats count)."""
+    return sum(
+        1
+        for member_id, tps in assignment.items()
+        for tp in tps
+        if (owner := previous.get(tp)) is not None and owner != member_id
+    )
+
+
+def _spread(facts: _Facts, topic_counts: dict[str, dict[str, int]]) -> int:
+    """`_max_topic_spread` over the group's subscriber classes (`_Facts.spread`)."""
+    empty: dict[str, int] = {}
+    worst = 0
+    for topics, member_ids in facts.spread:
+        counters = [topic_counts.get(m, empty) for m in member_ids]
+        for topic in topics:
+            counts = [c.get(topic, 0) for c in counters]
+            worst = max(worst, max(counts) - min(counts))
+    return worst
 
 
 def mean_and_stddev(sizes: Sequence[int]) -> tuple[float, float]:

@@ -30,6 +30,7 @@ from assignors.model import (
     TopicPartition,
     by_fields,
     java_order_key,
+    partitions_of,
 )
 from assignors.problems import (
     ERROR,
@@ -362,6 +363,10 @@ class _Subscriptions:
         self.broken: set[str] = set()
         self.patterns: set[str] = set()
         self.spent = 0
+        # a listed subscription -> (its topics, problems, unknown and broken topics)
+        self.listed: dict[
+            tuple[str | None, ...], tuple[frozenset[str], list[Problem], set[str], set[str]]
+        ] = {}
 
     def topics(self, row: MemberRow, mid: str) -> frozenset[str] | None:
         """The member's existing-or-unknown topics; None when the subscription is an error."""
@@ -385,9 +390,33 @@ class _Subscriptions:
             )
             topics = set()
         else:
-            topics = self._listed(row.topics, mid)
+            return self._listed_topics(row.topics, mid)
         if topics is None:
             return None
+        return self._resolved(topics, mid)
+
+    def _listed_topics(self, names: Sequence[str | None], mid: str) -> frozenset[str]:
+        """`topics` of a listed subscription. Members of a group usually list the same
+        topics: each distinct list is checked once (a large group's 2,000 members x 500
+        names), and its findings are replayed for every member that lists it."""
+        key = tuple(names)
+        known = self.listed.get(key)
+        if known is None:
+            found = _Found(self.found.group_id)
+            listed = _Subscriptions(self.catalog, None, found)
+            topics = listed._resolved(listed._listed(names, mid), mid)
+            known = (topics, found.items, listed.unknown.get(mid, set()), listed.broken)
+            self.listed[key] = known
+        topics, problems, unknown, broken = known
+        for p in problems:
+            self.found.add(p.severity, p.reason, p.detail, mid, p.topic)
+        if unknown:
+            self.unknown.setdefault(mid, set()).update(unknown)
+        self.broken.update(broken)
+        return topics
+
+    def _resolved(self, topics: set[str], mid: str) -> frozenset[str]:
+        """The topics, noting the unknown and the broken ones."""
         for t in topics:
             status = self.catalog.get(t)
             if status is None:
@@ -561,50 +590,69 @@ def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> 
 
 def _owned_partitions(
     owned: Iterable[OwnedRow], catalog: Mapping[str, TopicStatus], found: _Found
-) -> dict[str, list[TopicPartition]]:
-    """member_id -> its usable owned partitions (as listed); unusable rows become warnings."""
+) -> tuple[dict[str, list[TopicPartition]], set[str]]:
+    """member_id -> its usable owned partitions (as listed), and their topics; unusable rows
+    become warnings.
+
+    The partitions are the shared tuples of `partitions_of`: a large group's owned rows
+    come topic by topic, and everything downstream (ownership, metrics, rows) looks them up
+    in dicts and sets, where identical tuples compare at once."""
     owned_by: dict[str, list[TopicPartition]] = {}
     problems: list[tuple[str | None, str | None, str, str]] = []
+    topics: set[str] = set()
+    # the last topic's usable partitions (None: unknown or unusable): rows come in runs
+    last_topic: str | None = None
+    last_parts: tuple[TopicPartition, ...] | None = None
     for orow in owned:
-        if not orow.member_id or orow.topic is None or orow.partition is None:
+        member_id, topic, p = orow.member_id, orow.topic, orow.partition
+        if not member_id or topic is None or p is None:
             problems.append(
                 (
-                    orow.member_id,
-                    orow.topic,
+                    member_id,
+                    topic,
                     Reason.OWNED_NULL_KEY,
                     "current_assignment row with a null or empty member_id, or a null topic or"
                     " partition; ignored",
                 )
             )
             continue
-        status = catalog.get(orow.topic)
-        if status is None or status.error is not None:
+        if topic != last_topic or last_topic is None:
+            status = catalog.get(topic)
+            last_topic = topic
+            last_parts = None
+            if status is not None and status.error is None:
+                last_parts = partitions_of(topic, status.partition_count)
+                topics.add(topic)
+        if last_parts is None:
             problems.append(
                 (
-                    orow.member_id,
-                    orow.topic,
+                    member_id,
+                    topic,
                     Reason.OWNED_UNKNOWN_TOPIC,
-                    f"owned partition {orow.topic}-{orow.partition} is of a topic that does not"
+                    f"owned partition {topic}-{p} is of a topic that does not"
                     " exist (or is unusable); ignored",
                 )
             )
             continue
-        if not 0 <= orow.partition < status.partition_count:
+        if not 0 <= p < len(last_parts):
             problems.append(
                 (
-                    orow.member_id,
-                    orow.topic,
+                    member_id,
+                    topic,
                     Reason.OWNED_UNKNOWN_PARTITION,
-                    f"owned partition {orow.topic}-{orow.partition} does not exist (the topic has"
-                    f" {status.partition_count}); ignored",
+                    f"owned partition {topic}-{p} does not exist (the topic has"
+                    f" {len(last_parts)}); ignored",
                 )
             )
             continue
-        owned_by.setdefault(orow.member_id, []).append((orow.topic, orow.partition))
+        tps = owned_by.get(member_id)
+        if tps is None:
+            owned_by[member_id] = tps = []
+        tps.append(last_parts[p])
     # in a fixed order, whatever order the rows arrived in
     for member, topic, reason, detail in sorted(problems, key=lambda p: tuple(map(str, p))):
         found.add(WARNING, reason, detail, member, topic)
-    return owned_by
+    return owned_by, topics
 
 
 def build_group(
@@ -646,10 +694,14 @@ def build_group(
     live = {d.member_id for d in drafts}
     departed: dict[str, tuple[TopicPartition, ...]] = {}
     by_member: dict[str, tuple[TopicPartition, ...]] = {}
-    owned_by = _owned_partitions(owned, catalog, found)
+    owned_by, owned_topics = _owned_partitions(owned, catalog, found)
+    # (usually none: a member owns partitions of the topics it subscribes to)
+    unseen = not owned_topics.issubset(topics_meta)
     for member_id in sorted(owned_by, key=java_order_key(owned_by)):
         tps = owned_by[member_id]
-        unique = tuple(sorted(set(tps)))
+        distinct = set(tps)
+        # sorted as listed when nothing repeats: rows usually come in order (a linear sort)
+        unique = tuple(sorted(tps) if len(distinct) == len(tps) else sorted(distinct))
         if len(unique) < len(tps):
             found.add(
                 WARNING,
@@ -661,9 +713,10 @@ def build_group(
             by_member[member_id] = unique
         else:
             departed[member_id] = unique
-        for topic, _ in unique:
-            if topic not in topics_meta:
-                topics_meta[topic] = catalog[topic].metadata(topic)
+        if unseen:
+            for topic, _ in unique:
+                if topic not in topics_meta:
+                    topics_meta[topic] = catalog[topic].metadata(topic)
 
     members_out = tuple(
         Member(

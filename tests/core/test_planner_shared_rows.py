@@ -1,0 +1,32 @@
+"""A strategy whose rows equal the strategy's before it shares that strategy's metrics row
+and columns (`assignors.planner._Runner._rows`): the plan is the one it gets planned alone."""
+
+from __future__ import annotations
+
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.model import GroupSpec, Member, TopicMetadata
+from assignors.planner import plan_group
+
+
+def test_shared_rows_keep_each_strategys_rounds() -> None:
+    # a owns both partitions; b joins: sticky moves t-1 at once, cooperative-sticky revokes it
+    # first and gives it to b in round 2 (same final rows, other rounds)
+    spec = GroupSpec(
+        "g",
+        (
+            Member("a", frozenset({"t"}), owned=(("t", 0), ("t", 1)), generation=1),
+            Member("b", frozenset({"t"}), generation=1),
+        ),
+        {"t": TopicMetadata("t", 2)},
+    )
+    names = ("sticky", "cooperative-sticky", "range", "roundrobin")
+    together = plan_group(spec, StrategyCatalog.build(names), True)
+    assert [p.strategy for p in together.plans] == list(names)
+    sticky, cooperative = together.plans[:2]
+    assert sticky.assignment == cooperative.assignment
+    assert {r[5] for r in cooperative.rows} == {1, 2}
+    assert cooperative.metrics["rebalance_rounds"] == 2
+    for plan in together.plans:
+        alone = plan_group(spec, StrategyCatalog.build((plan.strategy,)), True).plans[0]
+        assert plan.rows == alone.rows
+        assert plan.metrics == alone.metrics
