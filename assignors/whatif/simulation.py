@@ -181,31 +181,46 @@ class _State:
 
     `members` say who is in the group with which subscription; their `owned` may be stale
     (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
-    must see them, built on first use.
+    must see them, built on first use. `count` is how many partitions are owned, `owned()`
+    which (built when a rebalance from this state first asks).
+
+    An assignment holds each partition once (Kafka's assignors do; a plugin's result is
+    checked, `assignors.catalog.plugins.validate_assignment`), so a partition's owner is the
+    one member listing it: no partition -> owner map is needed.
     """
 
     members: tuple[Member, ...]
     topics: Mapping[str, TopicMetadata]
     assignment: Assignment
-    owners: dict[TopicPartition, str]
     generation: int
+    count: int
     _owning: tuple[Member, ...] | None = None
+    _owned: set[TopicPartition] | None = None
 
     def __init__(
         self,
         members: tuple[Member, ...],
         topics: Mapping[str, TopicMetadata],
         assignment: Assignment,
-        owners: dict[TopicPartition, str],
         generation: int,
         _owning: tuple[Member, ...] | None = None,
     ) -> None:
         self.members = members
         self.topics = topics
         self.assignment = assignment
-        self.owners = owners
         self.generation = generation
+        self.count = sum([len(tps) for tps in assignment.values()])
         self._owning = _owning
+        self._owned = None
+
+    def owned(self) -> set[TopicPartition]:
+        """Every partition some member owns."""
+        if self._owned is None:
+            owned: set[TopicPartition] = set()
+            for tps in self.assignment.values():
+                owned.update(tps)
+            self._owned = owned
+        return self._owned
 
     def owning(self) -> tuple[Member, ...]:
         if self._owning is None:
@@ -295,8 +310,8 @@ def _movement(
 ) -> tuple[int, int, int]:
     """(kept, moved, lag_moved) from the owners before and after a rebalance: kept = same
     owner, moved = another owner; `lag_moved` sums the lag of every partition whose owner is
-    not the one before (new partitions included; none when nothing moved). One compiled
-    pass: cheaper than set algebra on the item views, which hashes every item twice."""
+    not the one before (new partitions included; none when nothing moved). The definition,
+    on owner maps; the simulation counts the same from the assignments, `_member_movement`."""
     kept = moved = lag = 0
     for tp, member in owners.items():
         was = before.get(tp)
@@ -307,6 +322,37 @@ def _movement(
             moved += 1
         if lags is not None:
             lag += lags.get(tp, 0)
+    return kept, moved, (lag if moved else 0)
+
+
+def _member_movement(
+    after: Assignment, before: _State, lags: Mapping[TopicPartition, int] | None
+) -> tuple[int, int, int]:
+    """`_movement` of a rebalance from `before` to `after`, without an owner map per state
+    (building one hashed every partition of every step).
+
+    Member by member (each partition has one owner, see `_State`): a member whose list is
+    unchanged kept all of it, most members in most rebalances; only the partitions a member
+    gains are looked up, in what it had and in what anybody owned before."""
+    had_by_member = before.assignment
+    kept = moved = lag = 0
+    owned: set[TopicPartition] | None = None
+    for member, tps in after.items():
+        prev = had_by_member.get(member)
+        if prev is not None and prev == tps:
+            kept += len(tps)
+            continue
+        had = set(prev) if prev else set()
+        for tp in tps:
+            if tp in had:
+                kept += 1
+                continue
+            if owned is None:
+                owned = before.owned()
+            if tp in owned:
+                moved += 1
+            if lags is not None:
+                lag += lags.get(tp, 0)
     return kept, moved, (lag if moved else 0)
 
 
@@ -357,9 +403,7 @@ class _Simulator:
         self.lags = lags
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
-        self.steady = _State(
-            spec.members, spec.topics, assignment, _owner_map(assignment), generation
-        )
+        self.steady = _State(spec.members, spec.topics, assignment, generation)
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
         self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
 
@@ -384,15 +428,12 @@ class _Simulator:
         else:  # the last member left: the group is empty, nothing to assign, no round
             result = Rebalance({}, rounds=0)
         after = result.assignment
-        before = state.owners
-        # Back to the plan (a STATELESS rejoin): its owners are known already.
-        owners = self.steady.owners if after is self.steady.assignment else _owner_map(after)
-        kept, moved, lag_moved = _movement(owners, before, self.lags)
+        kept, moved, lag_moved = _member_movement(after, state, self.lags)
         lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
-        paused = len(before) - kept if self.cooperative else len(before)
+        paused = state.count - kept if self.cooperative else state.count
         generation = state.generation + max(result.rounds, 1)
         return (
-            _State(members, topics, after, owners, generation),
+            _State(members, topics, after, generation),
             _Step(result.rounds, moved, paused, paused - lost, lag_moved),
         )
 
