@@ -57,9 +57,9 @@ moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Mapping, Sequence
+from heapq import heapify, heappop, heappush
 from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
@@ -282,13 +282,13 @@ class _ExactFlow:
             pref_kind.append(kinds)
         ptr = [0] * n
         heap = [_pack_key(cs[0] + self._next_cost(j), j, n) for j, cs in enumerate(pref_cost) if cs]
-        heapq.heapify(heap)
+        heapify(heap)
         supply, load = self.supply, self.load
         sizes = [len(members) for members in self.nodes]
         w1 = self.w1
         left = sum(supply)
         while left:
-            key, j = _unpack_key(heapq.heappop(heap), n)
+            key, j = _unpack_key(heappop(heap), n)
             kinds, i = pref_kind[j], ptr[j]
             while i < len(kinds) and not supply[kinds[i]]:
                 i += 1
@@ -313,7 +313,7 @@ class _ExactFlow:
                 self.flow[k][j] = self.flow[k].get(j, 0) + taken
                 self.held[j][k] = self.held[j].get(k, 0) + taken
                 left -= taken
-            heapq.heappush(heap, _pack_key(cost, j, n))  # stale keys only rise
+            heappush(heap, _pack_key(cost, j, n))  # stale keys only rise
 
     def _arcs(self, u: int) -> tuple[list[int], list[int]]:
         """Residual arcs out of vertex u, a node or the sink, as heads and their costs: node ->
@@ -360,11 +360,16 @@ class _ExactFlow:
                 costs.append(cs)
         dist = [0] * n
         parent = [-1] * n
-        queue = deque(range(n))
+        # A FIFO of the vertices to scan: each is queued at most once at a time, so a ring
+        # of n slots holds it (plain list indexing, no method call per push and pop).
+        ring = list(range(n))
+        head, size = 0, n
         queued = [True] * n
         done = 0
-        while queue:
-            u = queue.popleft()
+        while size:
+            u = ring[head]
+            head = head + 1 if head + 1 < n else 0
+            size -= 1
             queued[u] = False
             du = dist[u]
             hs, cs = heads[u], costs[u]
@@ -375,7 +380,9 @@ class _ExactFlow:
                     dist[v], parent[v] = d, u
                     if not queued[v]:
                         queued[v] = True
-                        queue.append(v)
+                        tail = head + size
+                        ring[tail if tail < n else tail - n] = v
+                        size += 1
             done += 1
             if done % n == 0 and (cycle := _parent_cycle(parent)):
                 return cycle
