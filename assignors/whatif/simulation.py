@@ -366,6 +366,26 @@ def _shape(members: Sequence[Member]) -> tuple[list[Member], _Shape]:
     return ordered, tuple((m.topics, m.rack, m.is_static) for m in ordered)
 
 
+class _SteadyOrder:
+    """The steady members in Kafka's member order and their `_shape`, sorted once: member
+    order is a total order (member ids and `group.instance.id`s are unique in a group), so
+    the members left after one leaves are that order without it."""
+
+    def __init__(self, members: Sequence[Member]) -> None:
+        self.ordered, self.shape = _shape(members)
+        self.at = {m.member_id: k for k, m in enumerate(self.ordered)}
+        statics = [m.group_instance_id for m in members if m.is_static]
+        # (Input that repeats an id is rejected before planning; tests may still pass it.)
+        self.total = len(self.at) == len(members) and len(set(statics)) == len(statics)
+
+    def without(self, members: tuple[Member, ...], member_id: str) -> tuple[list[Member], _Shape]:
+        """`_shape(members)`, `members` being the steady members but `member_id`."""
+        if not self.total:
+            return _shape(members)
+        k = self.at[member_id]
+        return self.ordered[:k] + self.ordered[k + 1 :], self.shape[:k] + self.shape[k + 1 :]
+
+
 class _Simulator:
     """Rebalances one group under one assignor, starting from the strategy's plan.
 
@@ -406,6 +426,7 @@ class _Simulator:
         self.steady = _State(spec.members, spec.topics, assignment, generation)
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
         self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
+        self._steady_order: _SteadyOrder | None = None
 
     def current(self, state: _State) -> tuple[Member, ...]:
         """The members of `state` as the assignor must see them."""
@@ -455,7 +476,11 @@ class _Simulator:
         self, state: _State, members: tuple[Member, ...], member_id: str
     ) -> tuple[_State, _Step]:
         """A STATELESS leave, reusing the result of an earlier leave of the same `_shape`."""
-        ordered, shape = _shape(members)
+        if self._steady_order is None:
+            self._steady_order = _SteadyOrder(state.members)
+        # `members` are the steady ones but `member_id` (a STATELESS leave from the steady
+        # state): their order needs no sort.
+        ordered, shape = self._steady_order.without(members, member_id)
         template = self._left_shapes.get(shape)
         if template is None:
             out = self.step(state, members, leaving=member_id)
