@@ -455,6 +455,7 @@ def _kinds(prob: _Problem) -> list[_Kind]:
     merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
     no_racks: frozenset[str] = frozenset()
     owner_of = prob.owner
+    stride = len(prob.members) + 1
     for t in prob.topics:
         eligible = tuple(prob.eligible[t])
         if not prob.racks_matter:
@@ -469,17 +470,28 @@ def _kinds(prob: _Problem) -> list[_Kind]:
         # Only the members' racks and owners tell partitions apart (fewer kinds, same
         # costs). Grouped per topic first, in first-seen order as above; a topic's replica
         # racks repeat a few sets, each intersected once.
+        # A local kind is keyed by one int, rack set id * stride + owner + 1 (no tuple to
+        # build and hash per partition).
         part_racks = prob.part_racks.get(t, ())
-        seen: dict[frozenset[str], frozenset[str]] = {}
-        by_kind: dict[tuple[frozenset[str], int], list[TopicPartition]] = {}
+        seen: dict[frozenset[str], int] = {}  # replica racks -> rack set id
+        ids: dict[frozenset[str], int] = {}  # members' racks among them -> rack set id
+        rack_sets: list[frozenset[str]] = []
+        by_kind: dict[int, list[TopicPartition]] = {}
         for tp in partitions_of(t, prob.counts[t]):
             raw = partition_racks(part_racks, tp[1])
-            racks = seen.get(raw)
-            if racks is None:
-                racks = seen[raw] = raw & member_racks
-            by_kind.setdefault((racks, owner_of.get(tp, -1)), []).append(tp)
-        for (racks, o), tps in by_kind.items():
-            merged.setdefault((eligible, racks, o), []).extend(tps)
+            rid = seen.get(raw)
+            if rid is None:
+                racks = raw & member_racks
+                rid = ids.get(racks)
+                if rid is None:
+                    rid = ids[racks] = len(rack_sets)
+                    rack_sets.append(racks)
+                seen[raw] = rid
+            key = rid * stride + owner_of.get(tp, -1) + 1
+            by_kind.setdefault(key, []).append(tp)
+        for key, tps in by_kind.items():
+            rid, o = divmod(key, stride)
+            merged.setdefault((eligible, rack_sets[rid], o - 1), []).extend(tps)
     return list(merged.items())
 
 
