@@ -80,7 +80,7 @@ and p3 move.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
@@ -325,6 +325,10 @@ def _movement(
     return kept, moved, (lag if moved else 0)
 
 
+_SEARCHED: Final = 8
+"""Up to this many partitions, what a member had is searched as a list, not hashed."""
+
+
 def _member_movement(
     after: Assignment, before: _State, lags: Mapping[TopicPartition, int] | None
 ) -> tuple[int, int, int]:
@@ -342,7 +346,11 @@ def _member_movement(
         if prev is not None and prev == tps:
             kept += len(tps)
             continue
-        had = set(prev) if prev else set()
+        # A short list is searched as it is (its tuples compare by identity first, being
+        # `partitions_of`'s): cheaper than hashing it into a set.
+        had: Container[TopicPartition] = (
+            () if prev is None else prev if len(prev) <= _SEARCHED else set(prev)
+        )
         for tp in tps:
             if tp in had:
                 kept += 1
