@@ -182,7 +182,8 @@ class _State:
     `members` say who is in the group with which subscription; their `owned` may be stale
     (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
     must see them, built on first use. `count` is how many partitions are owned, `owned()`
-    which (built when a rebalance from this state first asks).
+    which (built when a rebalance from this state first asks, or shared with `_like`, an
+    earlier state owning the same partitions).
 
     An assignment holds each partition once (Kafka's assignors do; a plugin's result is
     checked, `assignors.catalog.plugins.validate_assignment`), so a partition's owner is the
@@ -193,9 +194,10 @@ class _State:
     topics: Mapping[str, TopicMetadata]
     assignment: Assignment
     generation: int
-    count: int
+    count: int = field(init=False)
     _owning: tuple[Member, ...] | None = None
-    _owned: set[TopicPartition] | None = None
+    _owned: set[TopicPartition] | None = field(default=None, init=False)
+    _like: _State | None = field(default=None, init=False)
 
     def __init__(
         self,
@@ -212,15 +214,28 @@ class _State:
         self.count = sum([len(tps) for tps in assignment.values()])
         self._owning = _owning
         self._owned = None
+        self._like = None
 
     def owned(self) -> set[TopicPartition]:
         """Every partition some member owns."""
         if self._owned is None:
-            owned: set[TopicPartition] = set()
-            for tps in self.assignment.values():
-                owned.update(tps)
-            self._owned = owned
+            if self._like is not None:
+                self._owned = self._like.owned()
+                self._like = None
+            else:
+                owned: set[TopicPartition] = set()
+                for tps in self.assignment.values():
+                    owned.update(tps)
+                self._owned = owned
         return self._owned
+
+    def same_partitions_as(self, other: _State) -> None:
+        """This state owns the partitions `other` owns: its `owned()` serves both (one link
+        to the state that builds it, not a chain of every state since)."""
+        if other._owned is not None:
+            self._owned = other._owned
+        else:
+            self._like = other._like if other._like is not None else other
 
     def owning(self) -> tuple[Member, ...]:
         if self._owning is None:
@@ -330,7 +345,7 @@ _SEARCHED: Final = 8
 
 
 def _member_movement(
-    after: Assignment, before: _State, lags: Mapping[TopicPartition, int] | None
+    after: Assignment, before: _State, lags: dict[TopicPartition, int] | None
 ) -> tuple[int, int, int]:
     """`_movement` of a rebalance from `before` to `after`, without an owner map per state
     (building one hashed every partition of every step).
@@ -428,7 +443,8 @@ class _Simulator:
         self.cooperative = cooperative
         self.stateless = stateless and shortcuts
         self.shortcuts = shortcuts
-        self.lags = lags
+        # A dict: compiled, its lookups skip a generic method call.
+        self.lags = lags if lags is None or isinstance(lags, dict) else dict(lags)
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
         self.steady = _State(spec.members, spec.topics, assignment, generation)
@@ -461,10 +477,12 @@ class _Simulator:
         lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
         paused = state.count - kept if self.cooperative else state.count
         generation = state.generation + max(result.rounds, 1)
-        return (
-            _State(members, topics, after, generation),
-            _Step(result.rounds, moved, paused, paused - lost, lag_moved),
-        )
+        nxt = _State(members, topics, after, generation)
+        if kept + moved == nxt.count == state.count:
+            # Every partition it owns was owned before (kept, or moved: found in `owned()`),
+            # and as many: the same partitions (each listed once). The usual case.
+            nxt.same_partitions_as(state)
+        return nxt, _Step(result.rounds, moved, paused, paused - lost, lag_moved)
 
     def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
         """`member_id` leaves (LeaveGroup, or its session times out)."""
