@@ -57,9 +57,9 @@ moving two partitions (Y's a2 to X; Z keeps its lowest two, b2 goes to Y):
 
 from __future__ import annotations
 
-import heapq
 from collections import deque
 from collections.abc import Mapping, Sequence
+from heapq import heapify, heappop, heappush
 from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
@@ -177,47 +177,46 @@ class _ExactFlow:
     def __init__(self, prob: _Problem) -> None:
         self.prob = prob
         self._member_nodes()
-        member_racks = frozenset(r for r in prob.rack if r is not None)
-        merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
-        no_racks: frozenset[str] = frozenset()
-        owner_of = prob.owner
-        # prob.parts order: topic by topic, each topic's partitions in order.
-        for t in prob.topics:
-            eligible = tuple(prob.eligible[t])
-            if not prob.racks_matter:
-                # Only owners tell this topic's partitions apart: group by owner first (in
-                # first-seen order, as the general loop would meet the kinds).
-                by_owner: dict[int, list[TopicPartition]] = {}
-                for tp in partitions_of(t, prob.counts[t]):
-                    by_owner.setdefault(owner_of.get(tp, -1), []).append(tp)
-                for o, tps in by_owner.items():
-                    merged.setdefault((eligible, no_racks, o), []).extend(tps)
-                continue
-            for tp in partitions_of(t, prob.counts[t]):
-                # Only the members' racks tell partitions apart (fewer kinds, same costs).
-                racks = prob.racks_of(tp) & member_racks
-                key = (eligible, racks, owner_of.get(tp, -1))
-                merged.setdefault(key, []).append(tp)
-        self.kinds = list(merged.items())
+        self.kinds = _kinds(prob)
         total = len(prob.parts)
         self.w2 = total + 1
         self.w1 = self.w2 * (total + 1) + total + 1
-        self.cost: list[dict[int, int]] = []
-        node_of, w2 = self.node_of, self.w2
-        racks_matter = prob.racks_matter
-        for (eligible, racks, owner), _ in self.kinds:
-            if racks_matter:
-                # a kind's racks keep every member rack its partitions are on
-                row = {node_of[r]: w2 if prob.mismatch(r, racks) else 0 for r in eligible}
-            else:
-                row = dict.fromkeys([node_of[r] for r in eligible], 0)
-            if owner >= 0:
-                row[node_of[owner]] -= 1  # an owner is eligible, alone on its node
-            self.cost.append(row)
+        self.cost = self._cost_rows()
+        # The rows as parallel lists (fixed from here on): the cycle check walks them.
+        self.cost_nodes: list[list[int]] = [list(row) for row in self.cost]
+        self.cost_values: list[list[int]] = [list(row.values()) for row in self.cost]
         self.supply = [len(tps) for _, tps in self.kinds]
         self.flow: list[dict[int, int]] = [{} for _ in self.kinds]
         self.held: list[dict[int, int]] = [{} for _ in self.nodes]  # node -> kind -> units
         self.load = [0] * len(self.nodes)
+
+    def _cost_rows(self) -> list[dict[int, int]]:
+        """Per kind, node -> the cost of one of its partitions there (W2 per rack mismatch,
+        -1 on its owner's node)."""
+        prob = self.prob
+        node_of, w2 = self.node_of, self.w2
+        member_rack_of = prob.rack
+        out: list[dict[int, int]] = []
+        # Kinds that differ only by owner have the same row before the owner's -1.
+        rows: dict[tuple[tuple[int, ...], frozenset[str]], dict[int, int]] = {}
+        for (eligible, racks, owner), _ in self.kinds:
+            base = rows.get((eligible, racks))
+            if base is None:
+                if prob.racks_matter:
+                    # a kind's racks keep every member rack its partitions are on; a member
+                    # mismatches as `_Problem.mismatch` says
+                    base = {}
+                    for r in eligible:
+                        rack = member_rack_of[r]
+                        base[node_of[r]] = w2 if rack is not None and rack not in racks else 0
+                else:
+                    base = dict.fromkeys([node_of[r] for r in eligible], 0)
+                rows[(eligible, racks)] = base
+            row = dict(base)
+            if owner >= 0:
+                row[node_of[owner]] -= 1  # an owner is eligible, alone on its node
+            out.append(row)
+        return out
 
     def _member_nodes(self) -> None:
         prob = self.prob
@@ -273,16 +272,23 @@ class _ExactFlow:
         pref_kind: list[list[int]] = []
         for p in prefs:
             p.sort()
-            pref_cost.append([_unpack_pref(key, n, nk)[0] for key in p])
-            pref_kind.append([_unpack_pref(key, n, nk)[1] for key in p])
+            costs: list[int] = []
+            kinds: list[int] = []
+            for key in p:
+                c, k = _unpack_pref(key, n, nk)
+                costs.append(c)
+                kinds.append(k)
+            pref_cost.append(costs)
+            pref_kind.append(kinds)
         ptr = [0] * n
         heap = [_pack_key(cs[0] + self._next_cost(j), j, n) for j, cs in enumerate(pref_cost) if cs]
-        heapq.heapify(heap)
+        heapify(heap)
         supply, load = self.supply, self.load
         sizes = [len(members) for members in self.nodes]
+        w1 = self.w1
         left = sum(supply)
         while left:
-            key, j = _unpack_key(heapq.heappop(heap), n)
+            key, j = _unpack_key(heappop(heap), n)
             kinds, i = pref_kind[j], ptr[j]
             while i < len(kinds) and not supply[kinds[i]]:
                 i += 1
@@ -291,7 +297,7 @@ class _ExactFlow:
                 continue  # no kind left for this node
             c, k = pref_cost[j][i], kinds[i]
             size = sizes[j]
-            cost = c + self._next_cost(j)
+            cost = c + w1 * (2 * (load[j] // size) + 1)  # `_next_cost(j)`
             if cost == key:
                 # Node j takes units of kind k for as long as it would be popped next anyway
                 # (its entry is the heap's only one for j): the same steps, without the heap.
@@ -301,29 +307,36 @@ class _ExactFlow:
                     supply[k] -= amount
                     load[j] += amount
                     taken += amount
-                    cost = c + self._next_cost(j)
+                    cost = c + w1 * (2 * (load[j] // size) + 1)
                     if not supply[k] or (heap and _pack_key(cost, j, n) > heap[0]):
                         break
                 self.flow[k][j] = self.flow[k].get(j, 0) + taken
                 self.held[j][k] = self.held[j].get(k, 0) + taken
                 left -= taken
-            heapq.heappush(heap, _pack_key(cost, j, n))  # stale keys only rise
+            heappush(heap, _pack_key(cost, j, n))  # stale keys only rise
 
-    def _arcs(self, u: int) -> list[tuple[int, int]]:
-        """Residual arcs out of vertex u, a node or the sink, with their cost: node -> kind
-        (undo a unit held), node -> sink (one more unit, at its marginal cost), sink -> node
-        (one unit less). A kind's arcs, kind -> node (send), are its `cost` row."""
+    def _arcs(self, u: int) -> tuple[list[int], list[int]]:
+        """Residual arcs out of vertex u, a node or the sink, as heads and their costs: node ->
+        kind (undo a unit held), node -> sink (one more unit, at its marginal cost), sink ->
+        node (one unit less). A kind's arcs, kind -> node (send), are its `cost` row."""
         nk, nn = len(self.kinds), len(self.nodes)
+        heads: list[int] = []
+        costs: list[int] = []
         if u < nk + nn:
             j = u - nk
-            arcs = [(k, -self.cost[k][j]) for k, units in self.held[j].items() if units]
-            arcs.append((nk + nn, self._next_cost(j)))
-            return arcs
-        return [
-            (nk + j, -self.w1 * (2 * ((x - 1) // len(self.nodes[j])) + 1))
-            for j, x in enumerate(self.load)
-            if x
-        ]
+            for k, units in self.held[j].items():
+                if units:
+                    heads.append(k)
+                    costs.append(-self.cost[k][j])
+            heads.append(nk + nn)
+            costs.append(self._next_cost(j))
+            return heads, costs
+        w1, nodes = self.w1, self.nodes
+        for j, x in enumerate(self.load):
+            if x:
+                heads.append(nk + j)
+                costs.append(-w1 * (2 * ((x - 1) // len(nodes[j])) + 1))
+        return heads, costs
 
     def _negative_cycle(self) -> list[int]:
         """A negative-cost cycle of the residual graph (vertices, each the head of the arc
@@ -332,33 +345,44 @@ class _ExactFlow:
         looking for a cycle among the parent pointers every V relaxation rounds)."""
         nk = len(self.kinds)
         n = nk + len(self.nodes) + 1
-        cost = self.cost
-        # Fixed while the check runs. Kinds' arcs, most of them, are read from `cost` as
-        # they are: no (head, cost) pair to build per arc.
-        arcs = [self._arcs(u) if u >= nk else [] for u in range(n)]
+        # Fixed while the check runs, as parallel lists of heads and costs (no pair to
+        # build or unpack per arc). Kinds' arcs, most of them, are their `cost` rows, with
+        # node j at vertex nk + j.
+        heads: list[list[int]] = []
+        costs: list[list[int]] = []
+        for u in range(n):
+            if u < nk:
+                heads.append([nk + j for j in self.cost_nodes[u]])
+                costs.append(self.cost_values[u])
+            else:
+                hs, cs = self._arcs(u)
+                heads.append(hs)
+                costs.append(cs)
         dist = [0] * n
         parent = [-1] * n
-        queue = deque(range(n))
+        # A FIFO of the vertices to scan: each is queued at most once at a time, so a ring
+        # of n slots holds it (plain list indexing, no method call per push and pop).
+        ring = list(range(n))
+        head, size = 0, n
         queued = [True] * n
         done = 0
-        while queue:
-            u = queue.popleft()
+        while size:
+            u = ring[head]
+            head = head + 1 if head + 1 < n else 0
+            size -= 1
             queued[u] = False
             du = dist[u]
-            if u < nk:
-                for j, c in cost[u].items():
-                    if du + c < dist[nk + j]:
-                        dist[nk + j], parent[nk + j] = du + c, u
-                        if not queued[nk + j]:
-                            queued[nk + j] = True
-                            queue.append(nk + j)
-            else:
-                for v, c in arcs[u]:
-                    if du + c < dist[v]:
-                        dist[v], parent[v] = du + c, u
-                        if not queued[v]:
-                            queued[v] = True
-                            queue.append(v)
+            hs, cs = heads[u], costs[u]
+            for i in range(len(hs)):
+                v = hs[i]
+                d = du + cs[i]
+                if d < dist[v]:
+                    dist[v], parent[v] = d, u
+                    if not queued[v]:
+                        queued[v] = True
+                        tail = head + size
+                        ring[tail if tail < n else tail - n] = v
+                        size += 1
             done += 1
             if done % n == 0 and (cycle := _parent_cycle(parent)):
                 return cycle
@@ -417,6 +441,58 @@ class _ExactFlow:
         for k in kept:
             sort_partitions(k, prob.java_order)
         return [k + f for k, f in zip(kept, fresh, strict=True)]
+
+
+_Kind = tuple[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]]
+"""(eligible members, the members' racks its partitions are on, valid owner or -1), and its
+partitions: the interchangeable partitions of one supply node."""
+
+
+def _kinds(prob: _Problem) -> list[_Kind]:
+    """The supply nodes, numbered by first appearance in `prob.parts` order (topic by topic,
+    each topic's partitions in order)."""
+    member_racks = frozenset(r for r in prob.rack if r is not None)
+    merged: dict[tuple[tuple[int, ...], frozenset[str], int], list[TopicPartition]] = {}
+    no_racks: frozenset[str] = frozenset()
+    owner_of = prob.owner
+    stride = len(prob.members) + 1
+    for t in prob.topics:
+        eligible = tuple(prob.eligible[t])
+        if not prob.racks_matter:
+            # Only owners tell this topic's partitions apart: group by owner first (in
+            # first-seen order, as the general loop would meet the kinds).
+            by_owner: dict[int, list[TopicPartition]] = {}
+            for tp in partitions_of(t, prob.counts[t]):
+                by_owner.setdefault(owner_of.get(tp, -1), []).append(tp)
+            for o, tps in by_owner.items():
+                merged.setdefault((eligible, no_racks, o), []).extend(tps)
+            continue
+        # Only the members' racks and owners tell partitions apart (fewer kinds, same
+        # costs). Grouped per topic first, in first-seen order as above; a topic's replica
+        # racks repeat a few sets, each intersected once.
+        # A local kind is keyed by one int, rack set id * stride + owner + 1 (no tuple to
+        # build and hash per partition).
+        part_racks = prob.part_racks.get(t, ())
+        seen: dict[frozenset[str], int] = {}  # replica racks -> rack set id
+        ids: dict[frozenset[str], int] = {}  # members' racks among them -> rack set id
+        rack_sets: list[frozenset[str]] = []
+        by_kind: dict[int, list[TopicPartition]] = {}
+        for tp in partitions_of(t, prob.counts[t]):
+            raw = partition_racks(part_racks, tp[1])
+            rid = seen.get(raw)
+            if rid is None:
+                racks = raw & member_racks
+                rid = ids.get(racks)
+                if rid is None:
+                    rid = ids[racks] = len(rack_sets)
+                    rack_sets.append(racks)
+                seen[raw] = rid
+            key = rid * stride + owner_of.get(tp, -1) + 1
+            by_kind.setdefault(key, []).append(tp)
+        for key, tps in by_kind.items():
+            rid, o = divmod(key, stride)
+            merged.setdefault((eligible, rack_sets[rid], o - 1), []).extend(tps)
+    return list(merged.items())
 
 
 def _parent_cycle(parent: list[int]) -> list[int]:

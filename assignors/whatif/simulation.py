@@ -80,7 +80,7 @@ and p3 move.
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Container, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Final, NamedTuple
 
@@ -181,31 +181,61 @@ class _State:
 
     `members` say who is in the group with which subscription; their `owned` may be stale
     (a STATELESS assignor never reads it), `owning` are the members as a stateful assignor
-    must see them, built on first use.
+    must see them, built on first use. `count` is how many partitions are owned, `owned()`
+    which (built when a rebalance from this state first asks, or shared with `_like`, an
+    earlier state owning the same partitions).
+
+    An assignment holds each partition once (Kafka's assignors do; a plugin's result is
+    checked, `assignors.catalog.plugins.validate_assignment`), so a partition's owner is the
+    one member listing it: no partition -> owner map is needed.
     """
 
     members: tuple[Member, ...]
     topics: Mapping[str, TopicMetadata]
     assignment: Assignment
-    owners: dict[TopicPartition, str]
     generation: int
+    count: int = field(init=False)
     _owning: tuple[Member, ...] | None = None
+    _owned: set[TopicPartition] | None = field(default=None, init=False)
+    _like: _State | None = field(default=None, init=False)
 
     def __init__(
         self,
         members: tuple[Member, ...],
         topics: Mapping[str, TopicMetadata],
         assignment: Assignment,
-        owners: dict[TopicPartition, str],
         generation: int,
         _owning: tuple[Member, ...] | None = None,
     ) -> None:
         self.members = members
         self.topics = topics
         self.assignment = assignment
-        self.owners = owners
         self.generation = generation
+        self.count = sum([len(tps) for tps in assignment.values()])
         self._owning = _owning
+        self._owned = None
+        self._like = None
+
+    def owned(self) -> set[TopicPartition]:
+        """Every partition some member owns."""
+        if self._owned is None:
+            if self._like is not None:
+                self._owned = self._like.owned()
+                self._like = None
+            else:
+                owned: set[TopicPartition] = set()
+                for tps in self.assignment.values():
+                    owned.update(tps)
+                self._owned = owned
+        return self._owned
+
+    def same_partitions_as(self, other: _State) -> None:
+        """This state owns the partitions `other` owns: its `owned()` serves both (one link
+        to the state that builds it, not a chain of every state since)."""
+        if other._owned is not None:
+            self._owned = other._owned
+        else:
+            self._like = other._like if other._like is not None else other
 
     def owning(self) -> tuple[Member, ...]:
         if self._owning is None:
@@ -295,8 +325,8 @@ def _movement(
 ) -> tuple[int, int, int]:
     """(kept, moved, lag_moved) from the owners before and after a rebalance: kept = same
     owner, moved = another owner; `lag_moved` sums the lag of every partition whose owner is
-    not the one before (new partitions included; none when nothing moved). One compiled
-    pass: cheaper than set algebra on the item views, which hashes every item twice."""
+    not the one before (new partitions included; none when nothing moved). The definition,
+    on owner maps; the simulation counts the same from the assignments, `_member_movement`."""
     kept = moved = lag = 0
     for tp, member in owners.items():
         was = before.get(tp)
@@ -310,6 +340,45 @@ def _movement(
     return kept, moved, (lag if moved else 0)
 
 
+_SEARCHED: Final = 8
+"""Up to this many partitions, what a member had is searched as a list, not hashed."""
+
+
+def _member_movement(
+    after: Assignment, before: _State, lags: dict[TopicPartition, int] | None
+) -> tuple[int, int, int]:
+    """`_movement` of a rebalance from `before` to `after`, without an owner map per state
+    (building one hashed every partition of every step).
+
+    Member by member (each partition has one owner, see `_State`): a member whose list is
+    unchanged kept all of it, most members in most rebalances; only the partitions a member
+    gains are looked up, in what it had and in what anybody owned before."""
+    had_by_member = before.assignment
+    kept = moved = lag = 0
+    owned: set[TopicPartition] | None = None
+    for member, tps in after.items():
+        prev = had_by_member.get(member)
+        if prev is not None and prev == tps:
+            kept += len(tps)
+            continue
+        # A short list is searched as it is (its tuples compare by identity first, being
+        # `partitions_of`'s): cheaper than hashing it into a set.
+        had: Container[TopicPartition] = (
+            () if prev is None else prev if len(prev) <= _SEARCHED else set(prev)
+        )
+        for tp in tps:
+            if tp in had:
+                kept += 1
+                continue
+            if owned is None:
+                owned = before.owned()
+            if tp in owned:
+                moved += 1
+            if lags is not None:
+                lag += lags.get(tp, 0)
+    return kept, moved, (lag if moved else 0)
+
+
 _Shape = tuple[tuple[frozenset[str], str | None, bool], ...]
 """What a STATELESS assignor sees of each member, in Kafka's member order: its subscription,
 rack and whether it is static (a static member's `group.instance.id` only orders it)."""
@@ -318,6 +387,26 @@ rack and whether it is static (a static member's `group.instance.id` only orders
 def _shape(members: Sequence[Member]) -> tuple[list[Member], _Shape]:
     ordered = member_order(members)
     return ordered, tuple((m.topics, m.rack, m.is_static) for m in ordered)
+
+
+class _SteadyOrder:
+    """The steady members in Kafka's member order and their `_shape`, sorted once: member
+    order is a total order (member ids and `group.instance.id`s are unique in a group), so
+    the members left after one leaves are that order without it."""
+
+    def __init__(self, members: Sequence[Member]) -> None:
+        self.ordered, self.shape = _shape(members)
+        self.at = {m.member_id: k for k, m in enumerate(self.ordered)}
+        statics = [m.group_instance_id for m in members if m.is_static]
+        # (Input that repeats an id is rejected before planning; tests may still pass it.)
+        self.total = len(self.at) == len(members) and len(set(statics)) == len(statics)
+
+    def without(self, members: tuple[Member, ...], member_id: str) -> tuple[list[Member], _Shape]:
+        """`_shape(members)`, `members` being the steady members but `member_id`."""
+        if not self.total:
+            return _shape(members)
+        k = self.at[member_id]
+        return self.ordered[:k] + self.ordered[k + 1 :], self.shape[:k] + self.shape[k + 1 :]
 
 
 class _Simulator:
@@ -354,14 +443,14 @@ class _Simulator:
         self.cooperative = cooperative
         self.stateless = stateless and shortcuts
         self.shortcuts = shortcuts
-        self.lags = lags
+        # A dict: compiled, its lookups skip a generic method call.
+        self.lags = lags if lags is None or isinstance(lags, dict) else dict(lags)
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
-        self.steady = _State(
-            spec.members, spec.topics, assignment, _owner_map(assignment), generation
-        )
+        self.steady = _State(spec.members, spec.topics, assignment, generation)
         self._left_steady: dict[str, tuple[_State, _Step]] = {}
         self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
+        self._steady_order: _SteadyOrder | None = None
 
     def current(self, state: _State) -> tuple[Member, ...]:
         """The members of `state` as the assignor must see them."""
@@ -384,17 +473,16 @@ class _Simulator:
         else:  # the last member left: the group is empty, nothing to assign, no round
             result = Rebalance({}, rounds=0)
         after = result.assignment
-        before = state.owners
-        # Back to the plan (a STATELESS rejoin): its owners are known already.
-        owners = self.steady.owners if after is self.steady.assignment else _owner_map(after)
-        kept, moved, lag_moved = _movement(owners, before, self.lags)
+        kept, moved, lag_moved = _member_movement(after, state, self.lags)
         lost = len(state.assignment.get(leaving, ())) if leaving is not None else 0
-        paused = len(before) - kept if self.cooperative else len(before)
+        paused = state.count - kept if self.cooperative else state.count
         generation = state.generation + max(result.rounds, 1)
-        return (
-            _State(members, topics, after, owners, generation),
-            _Step(result.rounds, moved, paused, paused - lost, lag_moved),
-        )
+        nxt = _State(members, topics, after, generation)
+        if kept + moved == nxt.count == state.count:
+            # Every partition it owns was owned before (kept, or moved: found in `owned()`),
+            # and as many: the same partitions (each listed once). The usual case.
+            nxt.same_partitions_as(state)
+        return nxt, _Step(result.rounds, moved, paused, paused - lost, lag_moved)
 
     def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
         """`member_id` leaves (LeaveGroup, or its session times out)."""
@@ -414,7 +502,11 @@ class _Simulator:
         self, state: _State, members: tuple[Member, ...], member_id: str
     ) -> tuple[_State, _Step]:
         """A STATELESS leave, reusing the result of an earlier leave of the same `_shape`."""
-        ordered, shape = _shape(members)
+        if self._steady_order is None:
+            self._steady_order = _SteadyOrder(state.members)
+        # `members` are the steady ones but `member_id` (a STATELESS leave from the steady
+        # state): their order needs no sort.
+        ordered, shape = self._steady_order.without(members, member_id)
         template = self._left_shapes.get(shape)
         if template is None:
             out = self.step(state, members, leaving=member_id)

@@ -30,7 +30,10 @@ from assignors.whatif.simulation import (
     REBALANCE_COST_COLUMNS,
     SCENARIOS,
     CostRow,
+    _member_movement,
     _movement,
+    _owner_map,
+    _State,
     check_scenarios,
     group_scenario_costs,
     run_scenarios,
@@ -374,3 +377,38 @@ def test_movement_counts_kept_moved_and_the_lag_of_what_changed_owner() -> None:
     assert _movement(grown, before, lags) == (3, 0, 0)
     # a partition that left the assignment is neither kept nor moved
     assert _movement({("t", 0): "b"}, before, lags) == (0, 1, 1)
+
+
+def _random_assignment(rng: random.Random, members: list[str], parts: int) -> Assignment:
+    """Each of `parts` partitions (some left out) to one member, in a shuffled order."""
+    out: Assignment = {m: [] for m in members}
+    tps = [("t", p) for p in range(parts)]
+    rng.shuffle(tps)
+    for tp in tps:
+        if rng.random() < 0.9:
+            out[rng.choice(members)].append(tp)
+    return out
+
+
+@pytest.mark.parametrize("seed", range(200))
+def test_member_movement_is_the_movement_of_the_owner_maps(seed: int) -> None:
+    """The simulation counts movement member by member: the same as on owner maps, with
+    members leaving, joining and keeping their list, and partitions added or dropped."""
+    rng = random.Random(seed)
+    names = [f"m{i}" for i in range(rng.randint(1, 6))]
+    before = _random_assignment(rng, names, rng.randint(0, 12))
+    later = [m for m in names if rng.random() < 0.8] + ["new"] * rng.randint(0, 1)
+    after = _random_assignment(rng, later or ["new"], rng.randint(0, 14))
+    for m in later:  # some members keep exactly what they had
+        if m in before and rng.random() < 0.4:
+            after[m] = list(before[m])
+    # one owner per partition, as every assignment has: the first claim stays
+    seen: set[TopicPartition] = set()
+    for m, tps in after.items():
+        after[m] = [tp for tp in tps if tp not in seen]
+        seen.update(after[m])
+    lags = {("t", p): rng.randint(0, 100) for p in range(14)} if rng.random() < 0.7 else None
+    state = _State((), {}, before, 1)
+    expected = _movement(_owner_map(after), _owner_map(before), lags)
+    assert _member_movement(after, state, lags) == expected
+    assert state.count == len(_owner_map(before))
