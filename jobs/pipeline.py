@@ -150,20 +150,17 @@ def topic_catalog(
     Usable topics carry their partitions' replica racks and weights where the input gives
     them (`assignors.inputs.topics.partition_data`; INVALID_WEIGHT warnings once per topic).
     """
-    stats_query = topic_partitions.groupBy("topic").agg(
-        F.count(F.lit(1)).alias("rows"),
-        F.countDistinct("partition").alias("distinct"),
-        F.min("partition").alias("lowest"),
-        F.max("partition").alias("highest"),
-        F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
+    stats = (
+        topic_partitions.groupBy("topic")
+        .agg(
+            F.count(F.lit(1)).alias("rows"),
+            F.countDistinct("partition").alias("distinct"),
+            F.min("partition").alias("lowest"),
+            F.max("partition").alias("highest"),
+            F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
+        )
+        .collect()
     )
-    # Per-partition data only where given, collected through Arrow: nested Rows (a
-    # collect_list of structs per topic) cost seconds of Python on the driver at 67k
-    # partitions, the Arrow columns a fraction of that. Both scans run together.
-    given = topic_partitions.select("topic", "partition", "replica_racks", "weight").where(
-        F.col("replica_racks").isNotNull() | F.col("weight").isNotNull()
-    )
-    stats, data = together(stats_query.collect, given.toArrow)
     catalog: dict[str, TopicStatus] = {}
     problems: list[Problem] = []
     for r in stats:
@@ -175,6 +172,13 @@ def topic_catalog(
         )
         catalog[r["topic"]] = status
         problems.extend(found)
+    # Per-partition data only where given, collected through Arrow: nested Rows (a
+    # collect_list of structs per topic) cost seconds of Python on the driver at 67k
+    # partitions, the Arrow columns a fraction of that.
+    given = topic_partitions.select("topic", "partition", "replica_racks", "weight").where(
+        F.col("replica_racks").isNotNull() | F.col("weight").isNotNull()
+    )
+    data = given.toArrow()
     topics, parts = data.column("topic").to_pylist(), data.column("partition").to_pylist()
     racks, weights = data.column("replica_racks").to_pylist(), data.column("weight").to_pylist()
     catalog, weight_problems = partition_data(
