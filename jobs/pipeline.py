@@ -46,7 +46,6 @@ from jobs.schemas import (
     struct,
 )
 from jobs.summary import strategy_summary, whatif_summary
-from jobs.together import together
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -337,15 +336,10 @@ def run(
     with output.claim(spark, output_dir, input_dir, force, config.lock_lease_s) as target:
         log.info("reading inputs from %s", input_dir)
         tables = read_inputs(spark, input_dir)
+        input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
-        present = [(n, df) for n, df in tables.items() if df is not None]
-        (catalog, topic_problems), *counts_read = together(
-            lambda: topic_catalog(topic_partitions), *[df.count for _, df in present]
-        )
-        input_rows = dict.fromkeys(tables) | {
-            n: rows for (n, _), rows in zip(present, counts_read, strict=True)
-        }
+        catalog, topic_problems = topic_catalog(topic_partitions)
         clock.lap("read")
         buckets = config.buckets or default_buckets(
             input_rows[SUBSCRIPTIONS.name] or 0, spark.sparkContext.defaultParallelism
@@ -368,9 +362,9 @@ def run(
         )
         outputs = split_output(wide, small)
         try:
-            # runs the planning (the UDF), fills the caches; then the timing rows
-            counts, (planning, peak_mib) = _output_counts(wide, outputs, small)
+            counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
             clock.lap("plan")
+            planning, peak_mib = _planning_seconds(small)
             log.info(
                 "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
                 counts["planned_groups"],
@@ -384,10 +378,8 @@ def run(
                 # From the files just written: typed Parquet columns, not a second parse of
                 # the cached JSON payloads (seconds on a large estate).
                 written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
-                summary, whatif = together(
-                    lambda: strategy_summary(written["balance_metrics"]),
-                    lambda: whatif_summary(written["rebalance_costs"], written["recommendations"]),
-                )
+                summary = strategy_summary(written["balance_metrics"])
+                whatif = whatif_summary(written["rebalance_costs"], written["recommendations"])
                 clock.lap("summary")
                 log.info("tables written after %.1f s", time.monotonic() - started)
                 manifest = Manifest(
@@ -518,10 +510,7 @@ def has_weights(catalog: dict[str, TopicStatus]) -> bool:
 
 
 def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
-    """Every table into `tmp`, as jobs started together: the small tables' writes then run
-    beside the assignments' instead of after them."""
-
-    def write(table: str, frame: DataFrame) -> None:
+    for table, frame in outputs.items():
         log.info("writing %s", table)
         writer = (
             sorted_for_write(frame, table, files)
@@ -532,8 +521,6 @@ def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
             writer = writer.partitionBy("strategy")
         writer.parquet(f"{tmp}/{table}")
 
-    together(*[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])
-
 
 def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:
     """Planned (group, strategy) units per strategy: its balance_metrics rows (0 if none)."""
@@ -542,30 +529,30 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
     return planned
 
 
-def _output_counts(
-    wide: DataFrame, outputs: dict[str, DataFrame], small: DataFrame
-) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
-    """Rows per table and groups planned and rejected; the buckets' timing rows."""
+def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, Any]:
     kinds = {r["kind"]: int(r["count"]) for r in wide.groupBy("kind").count().collect()}
     out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
     # every input group has one elections row; NOT_PLANNED marks the rejected ones
     elections = outputs["elections"]
-    planned = elections.where(~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False)))
+    out["planned_groups"] = elections.where(
+        ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
+    ).count()
     rejected = outputs["rejected"]
-    # a group is rejected by a group-level error; a failed (group, strategy) names its
-    # strategy and the group still counts as planned
-    rejected_groups = rejected.where(
-        (F.col("severity") == ERROR) & F.col("group_id").isNotNull() & F.col("strategy").isNull()
-    ).select("group_id")
-    # from the caches the first count filled: small jobs, run together
-    out["planned_groups"], out["rejected_groups"], by_reason, timing = together(
-        planned.count,
-        rejected_groups.distinct().count,
-        rejected.groupBy("severity", "reason").count().collect,
-        lambda: _planning_seconds(small),
+    out["rejected_groups"] = (
+        # a group is rejected by a group-level error; a failed (group, strategy) names its
+        # strategy and the group still counts as planned
+        rejected.where(
+            (F.col("severity") == ERROR)
+            & F.col("group_id").isNotNull()
+            & F.col("strategy").isNull()
+        )
+        .select("group_id")
+        .distinct()
+        .count()
     )
+    by_reason = rejected.groupBy("severity", "reason").count().collect()
     out["by_reason"] = {
         f"{r['severity']}:{r['reason']}": int(r["count"])
         for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
     }
-    return out, timing
+    return out

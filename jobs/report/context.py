@@ -35,15 +35,17 @@ from jobs.report.tables import (
     read_tables,
     strategy_order,
 )
-from jobs.together import CONCURRENT_JOBS
 
 # ---- the page -----------------------------------------------------------------------------
 
+# The page's aggregations run as concurrent Spark jobs. Each is a small job whose time is
+# mostly planning and scheduling on the driver, one after another they cost seconds even on
+# a one-group output; the charts are still drawn one at a time (pyplot is not thread-safe).
+CONCURRENT_QUERIES = 4
+
 
 class _Queries:
-    """The aggregations of the page, started together (`jobs.together`: small Spark jobs
-    overlap); `get` waits for one of them. The charts are still drawn one at a time, after:
-    pyplot is not thread-safe."""
+    """The aggregations of the page, started together; `get` waits for one of them."""
 
     def __init__(self, pool: ThreadPoolExecutor) -> None:
         self.pool = pool
@@ -80,7 +82,7 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
 def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | None) -> ReportContext:
     """Every figure of the page, from the output tables (small aggregates only)."""
     t = read_tables(spark, output_dir)
-    with ThreadPoolExecutor(CONCURRENT_JOBS, thread_name_prefix="report") as pool:
+    with ThreadPoolExecutor(CONCURRENT_QUERIES, thread_name_prefix="report") as pool:
         q = _Queries(pool)
         _start_queries(q, t)
         return _context(q, t, output_dir, manifest)
