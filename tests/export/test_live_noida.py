@@ -33,6 +33,7 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         try:
             estate.wait_stable()
             estate.commit_offsets()
+            estate.pause_fetching()
             held = {
                 g.group_id: {estate.member_id(c): estate.held(c) for c in g.consumers}
                 for g in estate.GROUPS

@@ -148,6 +148,11 @@ def wait_stable(estate: list[Group], patience: float = 120.0, quiet: float = 4.0
         if state != last:
             last, since = state, time.monotonic()
         elif all(map(complete, estate)) and time.monotonic() - since > quiet:
+            # Settled: stop fetching (the members stay). An idle consumer re-fetches as soon
+            # as the broker answers an empty fetch, which keeps this machine's cores busy.
+            for g in estate:
+                for c in g.consumers:
+                    c.pause(c.assignment())
             return
     raise AssertionError(f"groups did not settle: {last}")
 
