@@ -46,6 +46,7 @@ from jobs.schemas import (
     struct,
 )
 from jobs.summary import strategy_summary, whatif_summary
+from jobs.together import together
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -149,17 +150,20 @@ def topic_catalog(
     Usable topics carry their partitions' replica racks and weights where the input gives
     them (`assignors.inputs.topics.partition_data`; INVALID_WEIGHT warnings once per topic).
     """
-    stats = (
-        topic_partitions.groupBy("topic")
-        .agg(
-            F.count(F.lit(1)).alias("rows"),
-            F.countDistinct("partition").alias("distinct"),
-            F.min("partition").alias("lowest"),
-            F.max("partition").alias("highest"),
-            F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
-        )
-        .collect()
+    stats_query = topic_partitions.groupBy("topic").agg(
+        F.count(F.lit(1)).alias("rows"),
+        F.countDistinct("partition").alias("distinct"),
+        F.min("partition").alias("lowest"),
+        F.max("partition").alias("highest"),
+        F.sum(F.col("partition").isNull().cast("int")).alias("nulls"),
     )
+    # Per-partition data only where given, collected through Arrow: nested Rows (a
+    # collect_list of structs per topic) cost seconds of Python on the driver at 67k
+    # partitions, the Arrow columns a fraction of that. Both scans run together.
+    given = topic_partitions.select("topic", "partition", "replica_racks", "weight").where(
+        F.col("replica_racks").isNotNull() | F.col("weight").isNotNull()
+    )
+    stats, data = together(stats_query.collect, given.toArrow)
     catalog: dict[str, TopicStatus] = {}
     problems: list[Problem] = []
     for r in stats:
@@ -171,13 +175,6 @@ def topic_catalog(
         )
         catalog[r["topic"]] = status
         problems.extend(found)
-    # Per-partition data only where given, collected through Arrow: nested Rows (a
-    # collect_list of structs per topic) cost seconds of Python on the driver at 67k
-    # partitions, the Arrow columns a fraction of that.
-    given = topic_partitions.select("topic", "partition", "replica_racks", "weight").where(
-        F.col("replica_racks").isNotNull() | F.col("weight").isNotNull()
-    )
-    data = given.toArrow()
     topics, parts = data.column("topic").to_pylist(), data.column("partition").to_pylist()
     racks, weights = data.column("replica_racks").to_pylist(), data.column("weight").to_pylist()
     catalog, weight_problems = partition_data(
@@ -336,10 +333,15 @@ def run(
     with output.claim(spark, output_dir, input_dir, force, config.lock_lease_s) as target:
         log.info("reading inputs from %s", input_dir)
         tables = read_inputs(spark, input_dir)
-        input_rows = {n: (df.count() if df is not None else None) for n, df in tables.items()}
         topic_partitions = tables[TOPIC_PARTITIONS.name]
         assert topic_partitions is not None  # invariant: read_inputs raises for required tables
-        catalog, topic_problems = topic_catalog(topic_partitions)
+        present = [(n, df) for n, df in tables.items() if df is not None]
+        (catalog, topic_problems), *counts_read = together(
+            lambda: topic_catalog(topic_partitions), *[df.count for _, df in present]
+        )
+        input_rows = dict.fromkeys(tables) | {
+            n: rows for (n, _), rows in zip(present, counts_read, strict=True)
+        }
         clock.lap("read")
         buckets = config.buckets or default_buckets(
             input_rows[SUBSCRIPTIONS.name] or 0, spark.sparkContext.defaultParallelism
@@ -362,9 +364,9 @@ def run(
         )
         outputs = split_output(wide, small)
         try:
-            counts = _output_counts(wide, outputs)  # runs the planning (the UDF), fills the cache
+            # runs the planning (the UDF), fills the caches; then the timing rows
+            counts, (planning, peak_mib) = _output_counts(wide, outputs, small)
             clock.lap("plan")
-            planning, peak_mib = _planning_seconds(small)
             log.info(
                 "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
                 counts["planned_groups"],
@@ -378,8 +380,10 @@ def run(
                 # From the files just written: typed Parquet columns, not a second parse of
                 # the cached JSON payloads (seconds on a large estate).
                 written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
-                summary = strategy_summary(written["balance_metrics"])
-                whatif = whatif_summary(written["rebalance_costs"], written["recommendations"])
+                summary, whatif = together(
+                    lambda: strategy_summary(written["balance_metrics"]),
+                    lambda: whatif_summary(written["rebalance_costs"], written["recommendations"]),
+                )
                 clock.lap("summary")
                 log.info("tables written after %.1f s", time.monotonic() - started)
                 manifest = Manifest(
@@ -510,7 +514,10 @@ def has_weights(catalog: dict[str, TopicStatus]) -> bool:
 
 
 def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
-    for table, frame in outputs.items():
+    """Every table into `tmp`, as jobs started together: the small tables' writes then run
+    beside the assignments' instead of after them."""
+
+    def write(table: str, frame: DataFrame) -> None:
         log.info("writing %s", table)
         writer = (
             sorted_for_write(frame, table, files)
@@ -521,6 +528,8 @@ def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
             writer = writer.partitionBy("strategy")
         writer.parquet(f"{tmp}/{table}")
 
+    together(*[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])
+
 
 def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:
     """Planned (group, strategy) units per strategy: its balance_metrics rows (0 if none)."""
@@ -529,30 +538,30 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
     return planned
 
 
-def _output_counts(wide: DataFrame, outputs: dict[str, DataFrame]) -> dict[str, Any]:
+def _output_counts(
+    wide: DataFrame, outputs: dict[str, DataFrame], small: DataFrame
+) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
+    """Rows per table and groups planned and rejected; the buckets' timing rows."""
     kinds = {r["kind"]: int(r["count"]) for r in wide.groupBy("kind").count().collect()}
     out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
     # every input group has one elections row; NOT_PLANNED marks the rejected ones
     elections = outputs["elections"]
-    out["planned_groups"] = elections.where(
-        ~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False))
-    ).count()
+    planned = elections.where(~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False)))
     rejected = outputs["rejected"]
-    out["rejected_groups"] = (
-        # a group is rejected by a group-level error; a failed (group, strategy) names its
-        # strategy and the group still counts as planned
-        rejected.where(
-            (F.col("severity") == ERROR)
-            & F.col("group_id").isNotNull()
-            & F.col("strategy").isNull()
-        )
-        .select("group_id")
-        .distinct()
-        .count()
+    # a group is rejected by a group-level error; a failed (group, strategy) names its
+    # strategy and the group still counts as planned
+    rejected_groups = rejected.where(
+        (F.col("severity") == ERROR) & F.col("group_id").isNotNull() & F.col("strategy").isNull()
+    ).select("group_id")
+    # from the caches the first count filled: small jobs, run together
+    out["planned_groups"], out["rejected_groups"], by_reason, timing = together(
+        planned.count,
+        rejected_groups.distinct().count,
+        rejected.groupBy("severity", "reason").count().collect,
+        lambda: _planning_seconds(small),
     )
-    by_reason = rejected.groupBy("severity", "reason").count().collect()
     out["by_reason"] = {
         f"{r['severity']}:{r['reason']}": int(r["count"])
         for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
     }
-    return out
+    return out, timing

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -34,13 +35,60 @@ from jobs.report.tables import (
     read_tables,
     strategy_order,
 )
+from jobs.together import CONCURRENT_JOBS
 
 # ---- the page -----------------------------------------------------------------------------
+
+
+class _Queries:
+    """The aggregations of the page, started together (`jobs.together`: small Spark jobs
+    overlap); `get` waits for one of them. The charts are still drawn one at a time, after:
+    pyplot is not thread-safe."""
+
+    def __init__(self, pool: ThreadPoolExecutor) -> None:
+        self.pool = pool
+        self.futures: dict[str, Future[Any]] = {}
+
+    def start(self, key: str, fn: Callable[..., Any], *args: Any) -> None:
+        self.futures[key] = self.pool.submit(fn, *args)
+
+    def get(self, key: str) -> Any:
+        return self.futures[key].result()
+
+
+def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
+    metrics, elections, rejected = t["balance_metrics"], t["elections"], t["rejected"]
+    costs, recs = t["rebalance_costs"], t["recommendations"]
+    if metrics is not None:
+        q.start("present", lambda: metrics.select("strategy").distinct().collect())
+        q.start("overview", overview, metrics, recs)
+        gap_col = "balance_gap" if has(metrics, "balance_gap") else "partition_spread"
+        q.start("gap", distribution, metrics, gap_col, GAP_BINS)
+        q.start("max", distribution, metrics, "max_partitions_per_member", MAX_BINS)
+        q.start("load", load_imbalance, metrics)
+        q.start("worst", worst_groups, metrics, elections, recs)
+    if costs is not None:
+        q.start("costs", rebalance_costs, costs)
+    if recs is not None and has(recs, "current_strategy", "recommended_strategy"):
+        q.start("recommendations", recommendation_mix, recs)
+    if rejected is not None:
+        q.start("rejected", rejected_by_reason, rejected)
+    if elections is not None:
+        q.start("elected", elected_mix, elections)
 
 
 def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | None) -> ReportContext:
     """Every figure of the page, from the output tables (small aggregates only)."""
     t = read_tables(spark, output_dir)
+    with ThreadPoolExecutor(CONCURRENT_JOBS, thread_name_prefix="report") as pool:
+        q = _Queries(pool)
+        _start_queries(q, t)
+        return _context(q, t, output_dir, manifest)
+
+
+def _context(
+    q: _Queries, t: dict[str, DataFrame | None], output_dir: str, manifest: Manifest | None
+) -> ReportContext:
     metrics, elections, rejected = t["balance_metrics"], t["elections"], t["rejected"]
     costs, recs = t["rebalance_costs"], t["recommendations"]
     ctx: ReportContext = {
@@ -61,17 +109,17 @@ def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | Non
     }
     notes = ctx["notes"]
     present = (
-        [r["strategy"] for r in metrics.select("strategy").distinct().collect()]
+        [r["strategy"] for r in q.get("present")]
         if metrics is not None
         else (list(manifest.strategies) if manifest is not None else [])
     )
     ctx["strategies"] = strategy_order(manifest, present)
     ctx["header"] = _header(manifest, elections, rejected, notes)
-    _balance_section(ctx, metrics, recs, notes)
-    _cost_section(ctx, costs, notes)
-    _recommendation_section(ctx, recs, notes)
-    _worst_section(ctx, metrics, elections, recs, notes)
-    ctx["rejected"] = rejected_by_reason(rejected) if rejected is not None else None
+    _balance_section(ctx, q, metrics, recs, notes)
+    _cost_section(ctx, q, costs, notes)
+    _recommendation_section(ctx, q, recs, notes)
+    _worst_section(ctx, q, metrics, recs, notes)
+    ctx["rejected"] = q.get("rejected") if rejected is not None else None
     ctx["rejected_has_strategy"] = has(rejected, "strategy")
     if rejected is None:
         notes.setdefault("rejected", []).append(absent_table("rejected"))
@@ -79,7 +127,7 @@ def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | Non
         notes.setdefault("rejected", []).append(
             absent_column("rejected", "strategy") + " Every row concerns a whole group or topic."
         )
-    ctx["elected"] = elected_mix(elections) if elections is not None else None
+    ctx["elected"] = q.get("elected") if elections is not None else None
     if elections is None:
         notes.setdefault("elected", []).append(absent_table("elections"))
     return ctx
@@ -87,8 +135,8 @@ def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | Non
 
 def _worst_section(
     ctx: ReportContext,
+    q: _Queries,
     metrics: DataFrame | None,
-    elections: DataFrame | None,
     recs: DataFrame | None,
     notes: dict[str, list[str]],
 ) -> None:
@@ -96,7 +144,7 @@ def _worst_section(
     if metrics is None:
         worst.append(absent_table("balance_metrics"))
         return
-    rows, ctx["worst_basis"] = worst_groups(metrics, elections, recs)
+    rows, ctx["worst_basis"] = q.get("worst")
     ctx["worst"] = rows
     for row in rows:  # the command that shows the group in a terminal
         row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
@@ -144,6 +192,7 @@ def _header(
 
 def _balance_section(
     ctx: ReportContext,
+    q: _Queries,
     metrics: DataFrame | None,
     recs: DataFrame | None,
     notes: dict[str, list[str]],
@@ -154,7 +203,7 @@ def _balance_section(
     if metrics is None:
         notes.setdefault("balance", []).append(absent_table("balance_metrics"))
         return
-    ctx["overview"] = overview(metrics, recs)
+    ctx["overview"] = q.get("overview")
     if not ctx["overview"]:
         notes.setdefault("balance", []).append("balance_metrics is empty: no group was planned.")
     ctx["has_gap"] = has(metrics, "balance_gap")
@@ -174,14 +223,14 @@ def _balance_section(
             " an upper bound of the gap that heterogeneous subscriptions can make unreachable."
         )
     ctx["gap_column"] = gap_col
-    gap = distribution(metrics, gap_col, GAP_BINS)
+    gap = q.get("gap")
     with_rows = [s for s in order if s in gap]
     if with_rows:
         labels = [b[2] for b in GAP_BINS]
         if not ctx["has_gap"]:
             labels[0] = "0"  # a spread of 0 is not "best possible" (the gap's verdict) per se
         ctx["charts"]["gap"] = charts.gap_chart(with_rows, gap, labels)
-    most = distribution(metrics, "max_partitions_per_member", MAX_BINS)
+    most = q.get("max")
     with_rows = [s for s in order if s in most]
     if with_rows:
         # only the bins from the first to the last one holding a group
@@ -193,7 +242,7 @@ def _balance_section(
             [b[2] for b in MAX_BINS[lo:hi]],
             "max partitions per member",
         )
-    ctx["load"] = load_imbalance(metrics)
+    ctx["load"] = q.get("load")
     missing = [c for c, _ in LOAD_COLUMNS if not has(metrics, c)]
     if missing:
         notes.setdefault("load", []).append(
@@ -213,13 +262,15 @@ def _balance_section(
         ctx["charts"]["load"] = charts.grouped_bars("load", panels, order)
 
 
-def _cost_section(ctx: ReportContext, costs: DataFrame | None, notes: dict[str, list[str]]) -> None:
+def _cost_section(
+    ctx: ReportContext, q: _Queries, costs: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
     from jobs.report import charts
 
     if costs is None:
         notes.setdefault("costs", []).append(absent_table("rebalance_costs"))
         return
-    agg = rebalance_costs(costs)
+    agg = q.get("costs")
     scenarios = [s for s in SCENARIOS if any(k[1] == s for k in agg)]
     scenarios += sorted({k[1] for k in agg} - set(scenarios))
     order = [s for s in ctx["strategies"] if any(k[0] == s for k in agg)]
@@ -246,7 +297,7 @@ def _cost_section(ctx: ReportContext, costs: DataFrame | None, notes: dict[str, 
 
 
 def _recommendation_section(
-    ctx: ReportContext, recs: DataFrame | None, notes: dict[str, list[str]]
+    ctx: ReportContext, q: _Queries, recs: DataFrame | None, notes: dict[str, list[str]]
 ) -> None:
     if recs is None:
         notes.setdefault("recommend", []).append(absent_table("recommendations"))
@@ -256,4 +307,4 @@ def _recommendation_section(
             "The recommendations table lacks current_strategy or recommended_strategy."
         )
         return
-    ctx["recommendations"] = recommendation_mix(recs)
+    ctx["recommendations"] = q.get("recommendations")
