@@ -191,8 +191,8 @@ def pause_fetching() -> None:
     """Stop fetching once the groups have settled; the members stay in their groups.
 
     An idle consumer re-fetches as soon as the broker answers, and a broker that answers an
-    empty fetch at once keeps both of this machine's cores busy: the planner run beside them
-    then takes ten times longer.
+    empty fetch at once keeps the machine's cores busy: the planner run beside them then
+    takes ten times longer.
     """
     for g in GROUPS:
         for c in g.consumers:

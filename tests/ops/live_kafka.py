@@ -148,13 +148,17 @@ def wait_stable(estate: list[Group], patience: float = 120.0, quiet: float = 4.0
         if state != last:
             last, since = state, time.monotonic()
         elif all(map(complete, estate)) and time.monotonic() - since > quiet:
-            # Settled: stop fetching (the members stay). An idle consumer re-fetches as soon
-            # as the broker answers an empty fetch, which keeps this machine's cores busy.
-            for g in estate:
-                for c in g.consumers:
-                    c.pause(c.assignment())
             return
     raise AssertionError(f"groups did not settle: {last}")
+
+
+def pause_fetching(estate: list[Group]) -> None:
+    """Stop fetching once the groups have settled; the members stay in their groups. An idle
+    consumer re-fetches as soon as the broker answers an empty fetch, which keeps the
+    machine's cores busy while the job under test runs beside it."""
+    for g in estate:
+        for c in g.consumers:
+            c.pause(c.assignment())
 
 
 def stop_groups(estate: list[Group]) -> None:

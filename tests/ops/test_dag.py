@@ -311,6 +311,7 @@ def live_cluster(
         try:
             live_kafka.start_groups(bootstrap, estate)
             live_kafka.wait_stable(estate)
+            live_kafka.pause_fetching(estate)
             yield bootstrap, estate
         finally:
             live_kafka.stop_groups(estate)
