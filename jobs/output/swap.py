@@ -105,6 +105,11 @@ class Target:
             )
         self._swap(tmp)
 
+    def discard(self, name: str) -> None:
+        """Delete `name` inside this run's temporary directory: scratch data written there
+        for the run's own use, which must not land in the output."""
+        self.fs.delete(f"{self.sibling(TMP, self.token)}/{name}")
+
     def _still_locked(self) -> bool:
         try:
             holder = json.loads(self.fs.read_text(self.sibling(LOCK)) or "")
