@@ -454,10 +454,8 @@ STAGED = "_planned"
 
 
 def _stage(wide: DataFrame, path: str) -> None:
-    """Run the planning and write its rows to `path`. Small row groups: a bucket's rows are
-    its assignments and then its small-table rows, so readers of the small rows skip the
-    assignments' row groups by their `kind` statistics."""
-    wide.write.mode("error").option("parquet.block.size", OUTPUT_ROW_GROUP_BYTES).parquet(path)
+    """Run the planning and write its rows to `path`."""
+    wide.write.mode("error").parquet(path)
 
 
 def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
