@@ -356,35 +356,11 @@ def run(
         )
         catalog_bc = spark.sparkContext.broadcast(catalog)
         wide = _planned(spark, tables, config, buckets, lambda: catalog_bc.value, topic_problems)
-        small: DataFrame | None = None
         try:
             with target.replace() as tmp:
-                # The planning: the UDF's rows, written once to scratch Parquet in the
-                # temporary directory, and every table and count read back from there.
-                staged = f"{tmp}/{STAGED}"
-                _stage(wide, staged)
-                planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
-                # In as many partitions as there are cores, not one per bucket: the dozen
-                # small jobs over it (counts, the small tables' writes) then schedule a few
-                # tasks each, not `buckets` tasks of a few milliseconds.
-                small = (
-                    planned.where(F.col("kind") != KIND_ASSIGNMENT)
-                    .select("kind", "group_id", PAYLOAD)
-                    .coalesce(spark.sparkContext.defaultParallelism)
-                    .persist(StorageLevel.MEMORY_AND_DISK)
+                counts, (planning, peak_mib) = _plan_and_write(
+                    spark, wide, tmp, config.output_files, clock, started
                 )
-                outputs = split_output(planned, small)
-                counts, (planning, peak_mib) = _output_counts(planned, outputs, small)
-                clock.lap("plan")
-                log.info(
-                    "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
-                    counts["planned_groups"],
-                    counts["rejected_groups"],
-                    time.monotonic() - started,
-                    counts["assignments"],
-                )
-                _write_tables(outputs, tmp, config.output_files)
-                small.unpersist()
                 target.discard(STAGED)
                 clock.lap("write")
                 # From the files just written: typed Parquet columns, not a second parse of
@@ -427,8 +403,6 @@ def run(
                 manifest.duration_seconds = round(time.monotonic() - started, 3)
                 fs.write_json(spark, f"{tmp}/{MANIFEST_FILE}", manifest.to_json())
         finally:
-            if small is not None:
-                small.unpersist()
             catalog_bc.unpersist()
     return manifest
 
@@ -453,9 +427,38 @@ class _Laps:
 STAGED = "_planned"
 
 
-def _stage(wide: DataFrame, path: str) -> None:
-    """Run the planning and write its rows to `path`."""
-    wide.write.mode("error").parquet(path)
+def _plan_and_write(
+    spark: SparkSession, wide: DataFrame, tmp: str, files: int, clock: _Laps, started: float
+) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
+    """Run the planning into `tmp`/STAGED, then write every table into `tmp` from there;
+    the output counts and the buckets' timing rows (see `_output_counts`)."""
+    staged = f"{tmp}/{STAGED}"
+    wide.write.mode("error").parquet(staged)
+    planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
+    # In as many partitions as there are cores, not one per bucket: the dozen small jobs
+    # over it (counts, the small tables' writes) then schedule a few tasks each, not
+    # `buckets` tasks of a few milliseconds.
+    small = (
+        planned.where(F.col("kind") != KIND_ASSIGNMENT)
+        .select("kind", "group_id", PAYLOAD)
+        .coalesce(spark.sparkContext.defaultParallelism)
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
+    try:
+        outputs = split_output(planned, small)
+        counts, timing = _output_counts(planned, outputs, small)
+        clock.lap("plan")
+        log.info(
+            "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
+            counts["planned_groups"],
+            counts["rejected_groups"],
+            time.monotonic() - started,
+            counts["assignments"],
+        )
+        _write_tables(outputs, tmp, files)
+    finally:
+        small.unpersist()
+    return counts, timing
 
 
 def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
