@@ -42,6 +42,7 @@ from jobs.schemas import (
     OFFSETS,
     OUTPUT_TABLES,
     PAYLOAD,
+    SHARED_SEPARATOR,
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
@@ -296,7 +297,10 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     out = {}
     for kind, (table, fields) in OUTPUT_TABLES.items():
         if kind == KIND_ASSIGNMENT:
-            rows = wide.where(F.col("kind") == kind)
+            # one row per strategy the row stands for (see SHARED_SEPARATOR)
+            rows = wide.where(F.col("kind") == kind).withColumn(
+                "strategy", F.explode(_row_strategies())
+            )
         elif kind == KIND_REBALANCE_COSTS:
             parts = F.split(F.col(PAYLOAD), ",", len(COSTS_PAYLOAD_COLUMNS))
             rows = small.where(F.col("kind") == kind).select(
@@ -314,6 +318,14 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
             )
         out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
     return out
+
+
+def _row_strategies() -> Column:
+    """The strategies an assignment row of the wide frame stands for: its own, then those
+    its payload names (see SHARED_SEPARATOR)."""
+    return F.when(F.col(PAYLOAD).isNull(), F.array("strategy")).otherwise(
+        F.concat(F.array("strategy"), F.split(PAYLOAD, SHARED_SEPARATOR))
+    )
 
 
 # Hash keys of each table's files. `assignments` also hashes the partition: a group's rows
@@ -589,7 +601,10 @@ def _output_counts(
     wide: DataFrame, outputs: dict[str, DataFrame], small: DataFrame
 ) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
     """Rows per table and groups planned and rejected; the buckets' timing rows."""
-    kinds = {r["kind"]: int(r["count"]) for r in wide.groupBy("kind").count().collect()}
+    # an assignment row counts once per strategy it stands for (see SHARED_SEPARATOR)
+    rows = F.when(F.col("kind") == KIND_ASSIGNMENT, F.size(_row_strategies())).otherwise(1)
+    per_kind = wide.groupBy("kind").agg(F.sum(rows).alias("rows")).collect()
+    kinds = {r["kind"]: int(r["rows"]) for r in per_kind}
     out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
     # every input group has one elections row; NOT_PLANNED marks the rejected ones
     elections = outputs["elections"]

@@ -280,6 +280,13 @@ OUTPUT_TABLES = {
     KIND_RECOMMENDATION: ("recommendations", RECOMMENDATIONS_FIELDS),
 }
 PAYLOAD = "payload"
+# On an assignment row, `payload` names the further strategies the row also stands for,
+# joined by SHARED_SEPARATOR (null: none). Strategies that gave the very same rows (`elected`
+# and the strategy it names; sticky and cooperative-sticky on a fresh group) then travel
+# once through Arrow, the JVM and the staged Parquet, and are repeated per strategy only when
+# the `assignments` table is written (`jobs.pipeline.split_output`). The separator is a
+# control character no protocol name uses; a group whose labels contain it is not shared.
+SHARED_SEPARATOR = "\x1f"
 WIDE_FIELDS: list[tuple[str, T.DataType]] = [
     ("kind", STRING),
     *((name, dtype) for name, dtype, _ in ASSIGNMENTS_FIELDS),

@@ -42,7 +42,9 @@ from assignors.inputs.validation import (
 )
 from assignors.planner import (
     ASSIGNMENT_ROW_FIELDS,
+    AssignmentColumns,
     GroupPlan,
+    StrategyPlan,
     group_load,
     internal_error,
     plan_group,
@@ -61,6 +63,7 @@ from jobs.schemas import (
     KIND_TIMING,
     OUTPUT_TABLES,
     PAYLOAD,
+    SHARED_SEPARATOR,
     WIDE_FIELDS,
     costs_payload,
     costs_values,
@@ -422,7 +425,9 @@ class _Output:
     """Collects the output tables: assignment rows as column lists, the rest as JSON rows."""
 
     def __init__(self) -> None:
+        # the assignment columns, and PAYLOAD: the further strategies of shared rows
         self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
+        self.a[PAYLOAD] = []
         self.small: list[tuple[str, str | None, str]] = []  # (kind, group_id, payload)
 
     def problems(self, problems: Iterable[Problem]) -> None:
@@ -474,14 +479,16 @@ class _Output:
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)
         a = self.a
-        for sp in plan.plans:
-            n = len(sp.columns[0])
+        for shared, labels in _shared_rows(plan.plans):
+            columns: tuple[list[Any], ...] = shared
+            n = len(columns[0])
             a["group_id"].extend([plan.group_id] * n)
-            a["strategy"].extend([sp.strategy] * n)
+            a["strategy"].extend([labels[0]] * n)
+            a[PAYLOAD].extend([SHARED_SEPARATOR.join(labels[1:]) if len(labels) > 1 else None] * n)
             # the planner's rows come as columns: appended as they are, no tuple per row
-            columns: tuple[list[Any], ...] = sp.columns
             for name, values in zip(ASSIGNMENT_ROW_FIELDS, columns, strict=True):
                 a[name].extend(values)
+        for sp in plan.plans:
             metrics = {"group_id": plan.group_id, "strategy": sp.strategy, **sp.metrics}
             self.small.append((KIND_METRICS, plan.group_id, _json(metrics)))
 
@@ -508,13 +515,40 @@ class _Output:
             if name == "kind":
                 head, tail = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a), pa.array(kinds, typ)
             elif name == PAYLOAD:
-                head, tail = pa.nulls(n_a, typ), pa.array(payloads, typ)
+                head, tail = pa.array(self.a[name], typ), pa.array(payloads, typ)
             elif name == "group_id":
                 head, tail = pa.array(self.a[name], typ), pa.array(groups, typ)
             else:
                 head, tail = pa.array(self.a[name], typ), pa.nulls(n_s, typ)
             data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([head, tail]))
         return pd.DataFrame(data)
+
+
+def _shared_rows(plans: list[StrategyPlan]) -> list[tuple[AssignmentColumns, list[str]]]:
+    """Each distinct set of rows of a group's plans once, with the strategies that gave it
+    (in plan order). The planner hands the same column lists to strategies whose rows are
+    the same (`elected`, and a strategy that gave the rows of the one before): only those
+    are shared, so no value is compared here. (By the lists' identity, not the tuple's: the
+    compiled core boxes a new tuple on every read.)"""
+    if any(SHARED_SEPARATOR in sp.strategy for sp in plans):
+        return [(sp.columns, [sp.strategy]) for sp in plans]
+    out: dict[tuple[int, ...], tuple[AssignmentColumns, list[str]]] = {}
+    for sp in plans:
+        columns = sp.columns
+        out.setdefault(tuple(map(id, columns)), (columns, []))[1].append(sp.strategy)
+    return list(out.values())
+
+
+def _expand_shared(rows: pd.DataFrame) -> pd.DataFrame:
+    """Assignment rows of the wide frame, one per strategy (see SHARED_SEPARATOR): the plain
+    pandas twin of `jobs.pipeline.split_output`'s explode."""
+    shared = rows[rows[PAYLOAD].notna()]
+    if shared.empty:
+        return rows
+    labels = shared[PAYLOAD].astype(object).map(lambda text: text.split(SHARED_SEPARATOR))
+    extra = shared.assign(strategy=labels).explode("strategy")
+    extra["strategy"] = extra["strategy"].astype(rows["strategy"].dtype)
+    return pd.concat([rows, extra], ignore_index=True)
 
 
 # Floats round-trip exactly (shortest repr, parsed back by Spark's from_json). One encoder:
@@ -571,7 +605,7 @@ def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
         rows = wide[wide["kind"] == kind]
         names = [name for name, _, _ in fields]
         if kind == KIND_ASSIGNMENT:
-            out[table] = rows[names].reset_index(drop=True)
+            out[table] = _expand_shared(rows)[names].reset_index(drop=True)
         elif kind == KIND_REBALANCE_COSTS:
             texts = {n for n, t, _ in fields if isinstance(t, T.StringType)}
             records = []

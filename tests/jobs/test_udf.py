@@ -102,3 +102,41 @@ def test_a_planner_bug_in_one_group_leaves_the_others_planned(
     elections = tables["elections"].set_index("group_id")["error"]
     assert elections["g1"] == "NOT_PLANNED"
     assert set(tables["balance_metrics"]["group_id"]) == {"g0", "g2"}
+
+
+def test_strategies_with_the_same_rows_travel_once_and_come_out_per_strategy(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    pdf = bucket(seed=3)
+    wide = plan_bucket(pdf, TOPICS, ctx())
+    rows = wide[wide["kind"] == "a"]
+    # `elected` always names a strategy planned anyway here: its rows ride on that one's
+    assert "elected" not in set(rows["strategy"])
+    shared = rows[rows["payload"].notna()]
+    assert "elected" in set(shared["payload"].astype(object).str.split("\x1f").explode())
+    table = split_tables(wide)["assignments"]
+    # the same table as with every strategy's rows sent on their own
+    monkeypatch.setattr(
+        jobs.udf, "_shared_rows", lambda plans: [(p.columns, [p.strategy]) for p in plans]
+    )
+    unshared = plan_bucket(pdf, TOPICS, ctx())
+    assert unshared[unshared["kind"] == "a"]["payload"].isna().all()
+    expected = split_tables(unshared)["assignments"]
+    assert len(rows) < len(table) == len(expected)
+    key = list(expected.columns)
+    pd.testing.assert_frame_equal(
+        table.sort_values(key).reset_index(drop=True),
+        expected.sort_values(key).reset_index(drop=True),
+    )
+
+
+def test_a_label_holding_the_separator_is_never_shared() -> None:
+    class Plan:
+        def __init__(self, strategy: str, columns: Any) -> None:
+            self.strategy, self.columns = strategy, columns
+
+    same: Any = ([], [], [], [], [], [], [])
+    plans: Any = [Plan("range", same), Plan("elected", same)]
+    assert jobs.udf._shared_rows(plans) == [(same, ["range", "elected"])]
+    plans = [Plan("odd\x1fname", same), Plan("elected", same)]
+    assert jobs.udf._shared_rows(plans) == [(same, ["odd\x1fname"]), (same, ["elected"])]
