@@ -6,7 +6,8 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 import pyarrow as pa
@@ -397,38 +398,34 @@ def run(
                 )
                 target.discard(STAGED)
                 clock.lap("write")
-                # From the files just written: typed Parquet columns, not a second parse of
-                # the JSON payloads (seconds on a large estate).
-                written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
-                summary, whatif = together(
-                    lambda: strategy_summary(written["balance_metrics"]),
-                    lambda: whatif_summary(written["rebalance_costs"], written["recommendations"]),
-                )
-                clock.lap("summary")
-                log.info("tables written after %.1f s", time.monotonic() - started)
-                manifest = Manifest(
-                    version=version(),
-                    ds=ds,
-                    input=input_dir,
-                    output=output_dir,
-                    strategies=protocols,
-                    config=config.as_dict(),
-                    input_rows=input_rows,
-                    output_rows={t: counts[t] for t, _ in OUTPUT_TABLES.values()},
-                    topics=len(catalog),
-                    # the UDF writes one elections row per input group (group_id not null)
-                    groups=GroupCounts(
-                        counts["elections"], counts["planned_groups"], counts["rejected_groups"]
-                    ),
-                    planned_by_strategy=planned_by_strategy(protocols, summary),
-                    rejected_by_reason=counts["by_reason"],
-                    spark_version=spark.version,
-                    duration_seconds=round(time.monotonic() - started, 3),
-                    summary=summary,
-                    whatif=whatif,
-                )
-                manifest.report = _write_report(spark, tmp, manifest) if report else None
-                clock.lap("report")
+                # The report's aggregations start before the summary's, and overlap them.
+                with _report_page(spark, tmp, report) as write_page:
+                    summary, whatif = _summaries(spark, tmp)
+                    clock.lap("summary")
+                    log.info("tables written after %.1f s", time.monotonic() - started)
+                    manifest = Manifest(
+                        version=version(),
+                        ds=ds,
+                        input=input_dir,
+                        output=output_dir,
+                        strategies=protocols,
+                        config=config.as_dict(),
+                        input_rows=input_rows,
+                        output_rows={t: counts[t] for t, _ in OUTPUT_TABLES.values()},
+                        topics=len(catalog),
+                        # the UDF writes one elections row per input group (group_id not null)
+                        groups=GroupCounts(
+                            counts["elections"], counts["planned_groups"], counts["rejected_groups"]
+                        ),
+                        planned_by_strategy=planned_by_strategy(protocols, summary),
+                        rejected_by_reason=counts["by_reason"],
+                        spark_version=spark.version,
+                        duration_seconds=round(time.monotonic() - started, 3),
+                        summary=summary,
+                        whatif=whatif,
+                    )
+                    manifest.report = write_page(manifest)
+                    clock.lap("report")
                 manifest.phases = {
                     "wall": clock.laps,
                     "planning": planning,
@@ -509,23 +506,48 @@ def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
     return {phase: round(s, 3) for phase, s in total.items()}, peak
 
 
-def _write_report(spark: SparkSession, tmp: str, manifest: Manifest) -> str | None:
-    """report.html beside the tables; its name, or None when it cannot be built.
+def _summaries(spark: SparkSession, tmp: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """The manifest's per-strategy and what-if summaries, from the files just written in
+    `tmp`: typed Parquet columns, not a second parse of the JSON payloads (seconds on a large
+    estate)."""
+    written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
+    summary, whatif = together(
+        lambda: strategy_summary(written["balance_metrics"]),
+        lambda: whatif_summary(written["rebalance_costs"], written["recommendations"]),
+    )
+    return summary, whatif
+
+
+@contextmanager
+def _report_page(
+    spark: SparkSession, tmp: str, report: bool
+) -> Iterator[Callable[[Manifest], str | None]]:
+    """report.html beside the tables: its aggregations start on entry, and the function it
+    yields writes the page and returns its name, or None when there is no page to write.
 
     The report is for people, the tables are the product: a driver without the plotting
     packages (`pip install '.[report]'`) still writes every table, and says why no page.
     """
+    if not report:
+        yield lambda _: None
+        return
     try:
         import jinja2  # noqa: F401  (probe: the extra is installed)
         import matplotlib  # noqa: F401
 
-        from jobs.report import REPORT_FILE, write_report
+        from jobs.report import REPORT_FILE, started_report
     except ImportError as exc:  # matplotlib / jinja2 are driver-only extras
         log.warning("report.html not written: %s (install the 'report' extra)", exc)
-        return None
-    write_report(spark, tmp, manifest)
-    log.info("report written")
-    return REPORT_FILE
+        yield lambda _: None
+        return
+    with started_report(spark, tmp) as write:
+
+        def page(manifest: Manifest) -> str:
+            write(manifest)
+            log.info("report written")
+            return REPORT_FILE
+
+        yield page
 
 
 def _planned(

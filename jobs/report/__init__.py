@@ -13,17 +13,19 @@ Identical tables give identical bytes: no timestamps, deterministic ordering and
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql import SparkSession
 
 from jobs import fs
 from jobs.manifest import Manifest
-from jobs.report.context import build_context
+from jobs.report.context import started_context
 from jobs.report.render import render
 from jobs.report.tables import REPORT_FILE, read_manifest
 
-__all__ = ["REPORT_FILE", "write_report"]
+__all__ = ["REPORT_FILE", "started_report", "write_report"]
 
 
 def write_report(
@@ -41,7 +43,22 @@ def write_report(
         manifest = read_manifest(spark, output_dir)
     elif isinstance(manifest, dict):
         manifest = Manifest.from_json(manifest)
-    html = render(build_context(spark, output_dir, manifest))
-    path = f"{output_dir.rstrip('/')}/{REPORT_FILE}"
-    fs.write_text(spark, path, html)
-    return path
+    with started_report(spark, output_dir) as write:
+        return write(manifest)
+
+
+@contextmanager
+def started_report(
+    spark: SparkSession, output_dir: str
+) -> Iterator[Callable[[Manifest | None], str]]:
+    """The page's aggregations, started now over the tables in `output_dir`; the function it
+    yields writes the page once the run's manifest is known, and returns its path."""
+    with started_context(spark, output_dir) as finish:
+
+        def write(manifest: Manifest | None) -> str:
+            html = render(finish(manifest))
+            path = f"{output_dir.rstrip('/')}/{REPORT_FILE}"
+            fs.write_text(spark, path, html)
+            return path
+
+        yield write

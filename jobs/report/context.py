@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from concurrent.futures import Future, ThreadPoolExecutor
+from contextlib import contextmanager
 from typing import Any
 
 from pyspark.sql import DataFrame, SparkSession
@@ -35,7 +36,10 @@ from jobs.report.tables import (
     read_tables,
     strategy_order,
 )
-from jobs.together import CONCURRENT_JOBS
+
+# Every aggregation of the page at once: a dozen jobs over small tables, each mostly driver
+# latency, so they overlap better all together than four at a time (`jobs.together`).
+REPORT_JOBS = 12
 
 # ---- the page -----------------------------------------------------------------------------
 
@@ -79,11 +83,22 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
 
 def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | None) -> ReportContext:
     """Every figure of the page, from the output tables (small aggregates only)."""
+    with started_context(spark, output_dir) as finish:
+        return finish(manifest)
+
+
+@contextmanager
+def started_context(
+    spark: SparkSession, output_dir: str
+) -> Iterator[Callable[[Manifest | None], ReportContext]]:
+    """The page's aggregations, all started at once; the function it yields waits for them
+    and builds the context once the manifest is known (the pipeline computes its summary
+    meanwhile)."""
     t = read_tables(spark, output_dir)
-    with ThreadPoolExecutor(CONCURRENT_JOBS, thread_name_prefix="report") as pool:
+    with ThreadPoolExecutor(REPORT_JOBS, thread_name_prefix="report") as pool:
         q = _Queries(pool)
         _start_queries(q, t)
-        return _context(q, t, output_dir, manifest)
+        yield lambda manifest: _context(q, t, output_dir, manifest)
 
 
 def _context(
