@@ -43,6 +43,7 @@ from jobs.schemas import (
     OFFSETS,
     OUTPUT_TABLES,
     PAYLOAD,
+    ROUND_SEPARATOR,
     SHARED_SEPARATOR,
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
@@ -298,9 +299,23 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     out = {}
     for kind, (table, fields) in OUTPUT_TABLES.items():
         if kind == KIND_ASSIGNMENT:
-            # one row per strategy the row stands for (see SHARED_SEPARATOR)
-            rows = wide.where(F.col("kind") == kind).withColumn(
-                "strategy", F.explode(_row_strategies())
+            # one row per strategy the row stands for, with its round (see SHARED_SEPARATOR);
+            # position 0 is the row's own strategy, kept as it is
+            entry = F.split(F.col("entry"), ROUND_SEPARATOR)
+            own = F.col("pos") == 0
+            rows = (
+                wide.where(F.col("kind") == kind)
+                .select("*", F.posexplode(_row_strategies()).alias("pos", "entry"))
+                .withColumn("strategy", F.when(own, F.col("strategy")).otherwise(entry[0]))
+                .withColumn(
+                    "rebalance_round",
+                    F.when(own, F.col("rebalance_round")).otherwise(
+                        F.coalesce(
+                            F.try_element_at(entry, F.lit(2)).cast("int"),
+                            F.col("rebalance_round"),
+                        )
+                    ),
+                )
             )
         elif kind == KIND_REBALANCE_COSTS:
             parts = F.split(F.col(PAYLOAD), ",", len(COSTS_PAYLOAD_COLUMNS))

@@ -281,12 +281,14 @@ OUTPUT_TABLES = {
 }
 PAYLOAD = "payload"
 # On an assignment row, `payload` names the further strategies the row also stands for,
-# joined by SHARED_SEPARATOR (null: none). Strategies that gave the very same rows (`elected`
-# and the strategy it names; sticky and cooperative-sticky on a fresh group) then travel
-# once through Arrow, the JVM and the staged Parquet, and are repeated per strategy only when
-# the `assignments` table is written (`jobs.pipeline.split_output`). The separator is a
-# control character no protocol name uses; a group whose labels contain it is not shared.
-SHARED_SEPARATOR = "\x1f"
+# joined by SHARED_SEPARATOR (null: none); a name followed by ROUND_SEPARATOR and a number
+# gives that strategy's own `rebalance_round` for the row. Strategies that gave the same
+# rows (`elected` and the strategy it names; sticky and cooperative-sticky, which differ at
+# most in the round a moved partition arrives in) then travel once through Arrow, the JVM
+# and the staged Parquet, and are repeated per strategy only when the `assignments` table is
+# written (`jobs.pipeline.split_output`). The separators are control characters no protocol
+# name uses; a group whose names contain one is not shared.
+SHARED_SEPARATOR, ROUND_SEPARATOR = "\x1f", "\x1e"
 WIDE_FIELDS: list[tuple[str, T.DataType]] = [
     ("kind", STRING),
     *((name, dtype) for name, dtype, _ in ASSIGNMENTS_FIELDS),

@@ -63,6 +63,7 @@ from jobs.schemas import (
     KIND_TIMING,
     OUTPUT_TABLES,
     PAYLOAD,
+    ROUND_SEPARATOR,
     SHARED_SEPARATOR,
     WIDE_FIELDS,
     costs_payload,
@@ -483,8 +484,8 @@ class _Output:
             columns: tuple[list[Any], ...] = shared
             n = len(columns[0])
             a["group_id"].extend([plan.group_id] * n)
-            a["strategy"].extend([labels[0]] * n)
-            a[PAYLOAD].extend([SHARED_SEPARATOR.join(labels[1:]) if len(labels) > 1 else None] * n)
+            a["strategy"].extend([labels[0][0]] * n)
+            a[PAYLOAD].extend(_further(n, columns[_ROUND], labels[1:]))
             # the planner's rows come as columns: appended as they are, no tuple per row
             for name, values in zip(ASSIGNMENT_ROW_FIELDS, columns, strict=True):
                 a[name].extend(values)
@@ -524,19 +525,62 @@ class _Output:
         return pd.DataFrame(data)
 
 
-def _shared_rows(plans: list[StrategyPlan]) -> list[tuple[AssignmentColumns, list[str]]]:
+# The column the strategies sharing rows may differ in (see ROUND_SEPARATOR).
+_ROUND = ASSIGNMENT_ROW_FIELDS.index("rebalance_round")
+# The strategies of one set of shared rows: each with its own `rebalance_round` column.
+_Labels = list[tuple[str, list[Any]]]
+
+
+def _shared_rows(plans: list[StrategyPlan]) -> list[tuple[AssignmentColumns, _Labels]]:
     """Each distinct set of rows of a group's plans once, with the strategies that gave it
-    (in plan order). The planner hands the same column lists to strategies whose rows are
-    the same (`elected`, and a strategy that gave the rows of the one before): only those
-    are shared, so no value is compared here. (By the lists' identity, not the tuple's: the
-    compiled core boxes a new tuple on every read.)"""
-    if any(SHARED_SEPARATOR in sp.strategy for sp in plans):
-        return [(sp.columns, [sp.strategy]) for sp in plans]
-    out: dict[tuple[int, ...], tuple[AssignmentColumns, list[str]]] = {}
+    (in plan order) and their `rebalance_round` columns. The planner hands the same column
+    lists to strategies whose rows are the same (`elected`, and a strategy that gave the
+    rows of the one before, with a round column of its own where its rounds differ): only
+    those are shared, so no row is compared here. (By the lists' identity, not the tuple's:
+    the compiled core boxes a new tuple on every read.)"""
+    separators = (SHARED_SEPARATOR, ROUND_SEPARATOR)
+    if any(sep in sp.strategy for sp in plans for sep in separators):
+        return [(sp.columns, [(sp.strategy, sp.columns[_ROUND])]) for sp in plans]
+    out: dict[tuple[int, ...], tuple[AssignmentColumns, _Labels]] = {}
     for sp in plans:
         columns = sp.columns
-        out.setdefault(tuple(map(id, columns)), (columns, []))[1].append(sp.strategy)
+        key = tuple(id(c) for i, c in enumerate(columns) if i != _ROUND)
+        found = out.get(key)
+        rounds = columns[_ROUND]
+        if found is not None and rounds is not found[0][_ROUND] and not _all_ints(rounds):
+            key = (*key, id(rounds))  # a round the payload cannot carry: rows of its own
+        out.setdefault(key, (columns, []))[1].append((sp.strategy, rounds))
     return list(out.values())
+
+
+def _all_ints(values: list[Any]) -> bool:
+    return all(type(v) is int for v in values)
+
+
+def _further(n: int, rounds: list[Any], further: _Labels) -> list[str | None]:
+    """The payloads of `n` shared rows: the further strategies' names, each with its own
+    round where it differs from the row's (see ROUND_SEPARATOR)."""
+    if not further:
+        return [None] * n
+    plain = SHARED_SEPARATOR.join(label for label, _ in further)
+    out: list[str | None] = [plain] * n
+    own = [(label, other) for label, other in further if other is not rounds]
+    differ = sorted(
+        {
+            i
+            for _, other in own
+            for i, (x, y) in enumerate(zip(rounds, other, strict=True))
+            if x != y
+        }
+    )
+    for i in differ:
+        out[i] = SHARED_SEPARATOR.join(
+            label
+            if other is rounds or other[i] == rounds[i]
+            else f"{label}{ROUND_SEPARATOR}{other[i]}"
+            for label, other in further
+        )
+    return out
 
 
 def _expand_shared(rows: pd.DataFrame) -> pd.DataFrame:
@@ -545,10 +589,14 @@ def _expand_shared(rows: pd.DataFrame) -> pd.DataFrame:
     shared = rows[rows[PAYLOAD].notna()]
     if shared.empty:
         return rows
-    labels = shared[PAYLOAD].astype(object).map(lambda text: text.split(SHARED_SEPARATOR))
-    extra = shared.assign(strategy=labels).explode("strategy")
-    extra["strategy"] = extra["strategy"].astype(rows["strategy"].dtype)
-    return pd.concat([rows, extra], ignore_index=True)
+    entries = shared[PAYLOAD].astype(object).map(lambda text: text.split(SHARED_SEPARATOR))
+    extra = shared.assign(entry=entries).explode("entry")
+    parts = extra["entry"].map(lambda entry: entry.split(ROUND_SEPARATOR))
+    extra["strategy"] = parts.map(lambda p: p[0]).astype(rows["strategy"].dtype)
+    own = parts.map(lambda p: int(p[1]) if len(p) > 1 else None)
+    rounds = extra["rebalance_round"].astype(object).where(own.isna(), own)
+    extra["rebalance_round"] = rounds.astype(rows["rebalance_round"].dtype)
+    return pd.concat([rows, extra.drop(columns="entry")], ignore_index=True)
 
 
 # Floats round-trip exactly (shortest repr, parsed back by Spark's from_json). One encoder:

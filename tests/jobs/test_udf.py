@@ -113,11 +113,16 @@ def test_strategies_with_the_same_rows_travel_once_and_come_out_per_strategy(
     # `elected` always names a strategy planned anyway here: its rows ride on that one's
     assert "elected" not in set(rows["strategy"])
     shared = rows[rows["payload"].notna()]
-    assert "elected" in set(shared["payload"].astype(object).str.split("\x1f").explode())
+    further = set(shared["payload"].astype(object).str.split("\x1f").explode())
+    assert "elected" in further
+    # cooperative-sticky's rows ride on sticky's, with its own round where a partition moved
+    assert {"cooperative-sticky", "cooperative-sticky\x1e2"} <= further
     table = split_tables(wide)["assignments"]
     # the same table as with every strategy's rows sent on their own
     monkeypatch.setattr(
-        jobs.udf, "_shared_rows", lambda plans: [(p.columns, [p.strategy]) for p in plans]
+        jobs.udf,
+        "_shared_rows",
+        lambda plans: [(p.columns, [(p.strategy, p.columns[5])]) for p in plans],
     )
     unshared = plan_bucket(pdf, TOPICS, ctx())
     assert unshared[unshared["kind"] == "a"]["payload"].isna().all()
@@ -130,13 +135,48 @@ def test_strategies_with_the_same_rows_travel_once_and_come_out_per_strategy(
     )
 
 
-def test_a_label_holding_the_separator_is_never_shared() -> None:
+def test_a_label_holding_a_separator_is_never_shared() -> None:
     class Plan:
         def __init__(self, strategy: str, columns: Any) -> None:
             self.strategy, self.columns = strategy, columns
 
     same: Any = ([], [], [], [], [], [], [])
+    rounds = same[5]
     plans: Any = [Plan("range", same), Plan("elected", same)]
-    assert jobs.udf._shared_rows(plans) == [(same, ["range", "elected"])]
-    plans = [Plan("odd\x1fname", same), Plan("elected", same)]
-    assert jobs.udf._shared_rows(plans) == [(same, ["odd\x1fname"]), (same, ["elected"])]
+    assert jobs.udf._shared_rows(plans) == [(same, [("range", rounds), ("elected", rounds)])]
+    for odd in ("odd\x1fname", "odd\x1ename"):
+        plans = [Plan(odd, same), Plan("elected", same)]
+        assert jobs.udf._shared_rows(plans) == [
+            (same, [(odd, rounds)]),
+            (same, [("elected", rounds)]),
+        ]
+
+
+def test_shared_rows_carry_each_strategys_own_round() -> None:
+    class Plan:
+        def __init__(self, strategy: str, columns: Any) -> None:
+            self.strategy, self.columns = strategy, columns
+
+    m, i, t, p, prev, lag = (
+        ["a", "a", "b"],
+        [None] * 3,
+        ["t"] * 3,
+        [0, 1, 2],
+        ["a", "b", "a"],
+        [None] * 3,
+    )
+    sticky = (m, i, t, p, prev, [1, 1, 1], lag)
+    cooperative = (m, i, t, p, prev, [1, 2, 1], lag)
+    odd = (m, i, t, p, prev, [1, None, 1], lag)  # no int to carry: rows of its own
+    plans: Any = [Plan("sticky", sticky), Plan("cooperative-sticky", cooperative), Plan("x", odd)]
+    shared = jobs.udf._shared_rows(plans)
+    assert [[label for label, _ in labels] for _, labels in shared] == [
+        ["sticky", "cooperative-sticky"],
+        ["x"],
+    ]
+    labels = shared[0][1]
+    assert jobs.udf._further(3, sticky[5], labels[1:]) == [
+        "cooperative-sticky",
+        "cooperative-sticky\x1e2",
+        "cooperative-sticky",
+    ]
