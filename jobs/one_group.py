@@ -13,6 +13,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+import pyarrow as pa
+import pyarrow.compute as pc
+
 from assignors.analysis.load import OffsetRow
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import ELECTED, UnknownStrategyError, canonical_name, resolve
@@ -25,6 +28,7 @@ from assignors.inputs.validation import (
     build_group,
     check_topic,
     no_members_problem,
+    null_topic_problem,
 )
 from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
@@ -103,35 +107,75 @@ def run_settings(
     )
 
 
+# `topic_partitions` as the catalog reads it (`jobs.group_read` reads it under these types).
+TOPIC_PARTITIONS_ARROW = pa.schema(
+    [
+        ("topic", pa.string()),
+        ("partition", pa.int64()),
+        ("replica_racks", pa.list_(pa.string())),
+        ("weight", pa.float64()),
+    ]
+)
+
+
 def topic_catalog(rows: Iterable[Row]) -> tuple[dict[str, TopicStatus], list[Problem]]:
-    """The topic catalog of `topic_partitions` rows, as the job's driver builds it
-    (`jobs.pipeline.topic_catalog`), for the topics given."""
-    stats: dict[str, list[Any]] = {}
-    racks, weights = [], []
-    for r in rows:
-        topic, p = r["topic"], r["partition"]
-        if topic is None:
-            continue
-        seen = stats.setdefault(topic, [0, set(), 0])
-        seen[0] += 1
-        if p is None:
-            seen[2] += 1
-        else:
-            seen[1].add(p)
-        if r.get("replica_racks") is not None:
-            racks.append((topic, p, r["replica_racks"]))
-        if r.get("weight") is not None:
-            weights.append((topic, p, r["weight"]))
+    """The topic catalog of `topic_partitions` rows, for the topics given (`catalog_of`)."""
+    return catalog_of(pa.Table.from_pylist(list(rows), schema=TOPIC_PARTITIONS_ARROW))
+
+
+def catalog_of(data: pa.Table) -> tuple[dict[str, TopicStatus], list[Problem]]:
+    """The topic catalog of `topic_partitions` rows as an Arrow table (the job's driver and
+    the terminal alike): each topic's partitions checked (`check_topic`), with their replica
+    racks and weights where the input gives them (`assignors.inputs.topics.partition_data`;
+    INVALID_WEIGHT warnings once per topic)."""
     catalog: dict[str, TopicStatus] = {}
     problems: list[Problem] = []
-    for topic, (n, parts, nulls) in stats.items():
-        low = min(parts) if parts else None
-        high = max(parts) if parts else None
-        status, found = check_topic(topic, n, len(parts), low, high, nulls)
+    for topic, rows, distinct, lowest, highest, nulls in _topic_stats(data):
+        if topic is None:
+            problems.append(null_topic_problem(rows))
+            continue
+        status, found = check_topic(topic, rows, distinct, lowest, highest, nulls)
         catalog[topic] = status
         problems.extend(found)
-    catalog, more = partition_data(catalog, racks, weights)
-    return catalog, problems + more
+    # Per-partition data only where given (a null value means "no racks" / weight 1.0).
+    given = data.filter(pc.or_(pc.is_valid(data["replica_racks"]), pc.is_valid(data["weight"])))
+    topics, parts = given.column("topic").to_pylist(), given.column("partition").to_pylist()
+    racks = given.column("replica_racks").to_pylist()
+    weights = given.column("weight").to_pylist()
+    catalog, weight_problems = partition_data(
+        catalog,
+        ((t, p, r) for t, p, r in zip(topics, parts, racks, strict=True) if r is not None),
+        ((t, p, w) for t, p, w in zip(topics, parts, weights, strict=True) if w is not None),
+    )
+    return catalog, problems + weight_problems
+
+
+def _topic_stats(
+    data: pa.Table,
+) -> list[tuple[str | None, int, int, int | None, int | None, int]]:
+    """(topic, rows, distinct partitions, lowest, highest, null partitions) per topic, the
+    arguments of `check_topic`; a null topic is one more group of rows."""
+    stats = data.group_by("topic", use_threads=False).aggregate(
+        [
+            ([], "count_all"),
+            ("partition", "count_distinct"),
+            ("partition", "min"),
+            ("partition", "max"),
+            ("partition", "count", pc.CountOptions(mode="only_null")),
+        ]
+    )
+    columns = [
+        stats.column(name).to_pylist()
+        for name in (
+            "topic",
+            "count_all",
+            "partition_count_distinct",
+            "partition_min",
+            "partition_max",
+            "partition_count",
+        )
+    ]
+    return list(zip(*columns, strict=True))
 
 
 def member_rows(rows: Iterable[Row]) -> list[MemberRow]:

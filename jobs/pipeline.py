@@ -10,8 +10,6 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import pyarrow as pa
-import pyarrow.compute as pc
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, SparkSession
 from pyspark.sql import functions as F
@@ -24,15 +22,14 @@ from assignors.catalog.registry import (
     canonical_name,
     resolve,
 )
-from assignors.inputs.topics import partition_data
-from assignors.inputs.validation import TopicStatus, check_topic, null_topic_problem
+from assignors.inputs.validation import TopicStatus
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from jobs import fs, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.guard import GuardSettings
 from jobs.inputs import read_inputs
 from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
-from jobs.one_group import whatif_settings
+from jobs.one_group import catalog_of, whatif_settings
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     CURRENT_ASSIGNMENT,
@@ -150,64 +147,16 @@ def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
 def topic_catalog(
     topic_partitions: DataFrame,
 ) -> tuple[dict[str, TopicStatus], list[Problem]]:
-    """The topic catalog: each topic's partitions checked, with their replica racks and
-    weights where the input gives them (`assignors.inputs.topics.partition_data`; INVALID_WEIGHT
-    warnings once per topic).
+    """The topic catalog (`jobs.one_group.catalog_of`) of the whole `topic_partitions` table.
 
-    The table is collected to the driver once, through Arrow, and aggregated there per topic
-    (`_topic_stats`): the catalog holds every partition's racks anyway, and Spark's exact
-    distinct count per topic is a shuffle of every row (3.5–5.6 s for 1M partitions here,
-    10 s of task time; the Arrow collect and pyarrow's aggregation 1.1–2.7 s).
+    The table is collected to the driver once, through Arrow, and checked there per topic:
+    the catalog holds every partition's racks anyway, and Spark's exact distinct count per
+    topic is a shuffle of every row (3.5–5.6 s for 1M partitions here, 10 s of task time;
+    the Arrow collect and pyarrow's aggregation 1.1–2.7 s).
     """
-    data = topic_partitions.select("topic", "partition", "replica_racks", "weight").toArrow()
-    catalog: dict[str, TopicStatus] = {}
-    problems: list[Problem] = []
-    for topic, rows, distinct, lowest, highest, nulls in _topic_stats(data):
-        if topic is None:
-            problems.append(null_topic_problem(rows))
-            continue
-        status, found = check_topic(topic, rows, distinct, lowest, highest, nulls)
-        catalog[topic] = status
-        problems.extend(found)
-    # Per-partition data only where given (a null value means "no racks" / weight 1.0).
-    given = data.filter(pc.or_(pc.is_valid(data["replica_racks"]), pc.is_valid(data["weight"])))
-    topics, parts = given.column("topic").to_pylist(), given.column("partition").to_pylist()
-    racks = given.column("replica_racks").to_pylist()
-    weights = given.column("weight").to_pylist()
-    catalog, weight_problems = partition_data(
-        catalog,
-        ((t, p, r) for t, p, r in zip(topics, parts, racks, strict=True) if r is not None),
-        ((t, p, w) for t, p, w in zip(topics, parts, weights, strict=True) if w is not None),
+    return catalog_of(
+        topic_partitions.select("topic", "partition", "replica_racks", "weight").toArrow()
     )
-    return catalog, problems + weight_problems
-
-
-def _topic_stats(
-    data: pa.Table,
-) -> list[tuple[str | None, int, int, int | None, int | None, int]]:
-    """(topic, rows, distinct partitions, lowest, highest, null partitions) per topic, the
-    arguments of `check_topic`; a null topic is one more group of rows."""
-    stats = data.group_by("topic", use_threads=False).aggregate(
-        [
-            ([], "count_all"),
-            ("partition", "count_distinct"),
-            ("partition", "min"),
-            ("partition", "max"),
-            ("partition", "count", pc.CountOptions(mode="only_null")),
-        ]
-    )
-    columns = [
-        stats.column(name).to_pylist()
-        for name in (
-            "topic",
-            "count_all",
-            "partition_count_distinct",
-            "partition_min",
-            "partition_max",
-            "partition_count",
-        )
-    ]
-    return list(zip(*columns, strict=True))
 
 
 def planner_input(

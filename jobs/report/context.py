@@ -81,19 +81,13 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
         q.start("elected", elected_mix, elections)
 
 
-def build_context(spark: SparkSession, output_dir: str, manifest: Manifest | None) -> ReportContext:
-    """Every figure of the page, from the output tables (small aggregates only)."""
-    with started_context(spark, output_dir) as finish:
-        return finish(manifest)
-
-
 @contextmanager
 def started_context(
     spark: SparkSession, output_dir: str
 ) -> Iterator[Callable[[Manifest | None], ReportContext]]:
-    """The page's aggregations, all started at once; the function it yields waits for them
-    and builds the context once the manifest is known (the pipeline computes its summary
-    meanwhile)."""
+    """Every figure of the page, from the output tables (small aggregates only): the
+    aggregations all start at once; the function it yields waits for them and builds the
+    context once the manifest is known (the pipeline computes its summary meanwhile)."""
     t = read_tables(spark, output_dir)
     with ThreadPoolExecutor(REPORT_JOBS, thread_name_prefix="report") as pool:
         q = _Queries(pool)

@@ -55,7 +55,7 @@ def environment() -> jinja2.Environment:
 
 
 def render(ctx: ReportContext) -> str:
-    """The HTML page for a context built by build_context."""
+    """The HTML page for a context built by `started_context`."""
     from markupsafe import Markup
 
     from jobs.report import charts
