@@ -708,16 +708,17 @@ def _fill(
 def balanced_target(spec: GroupSpec, owners: dict[TopicPartition, str] | None = None) -> Assignment:
     """The `balanced` assignment of the group (all rounds done); `owners` as `ownership`
     gives them, when the caller has them already."""
+    if owners is None:
+        owners = live_owners(spec)[0]
+    closed = _closed_form(spec, owners)
+    if closed is not None:
+        return closed
     prob = _Problem(spec, owners)
     if not prob.parts:
         return prob.decode([[] for _ in prob.members])
-    scope = frozenset(prob.eligible)
-    equal = len({m.topics & scope for m in prob.members} - {frozenset()}) == 1
     small = len(prob.parts) * max(1, len(prob.members)) <= EXACT_LIMIT
     # Without owners or racks only the load vector counts, which the class flow gets exactly.
     trivial = not prob.owner and not prob.racks_matter
-    if equal and not prob.racks_matter:
-        return prob.decode(_closed_form(prob))
     if trivial or not small:
         return prob.decode(_by_class_flow(prob))
     flow = _ExactFlow(prob)
@@ -726,37 +727,70 @@ def balanced_target(spec: GroupSpec, owners: dict[TopicPartition, str] | None = 
     return prob.decode(flow.solve())
 
 
-def _closed_form(prob: _Problem) -> list[list[TopicPartition]]:
-    """Every subscribing member alike and racks irrelevant: quotas q or q+1, the q+1 going to
-    the members that own the most (then Java member-id order); each keeps its owned
-    partitions lowest first up to its quota; the rest go in (topic, partition) order to the
-    members with room, in Java member-id order. Exact for all three objectives."""
-    scope = frozenset(prob.eligible)
-    subs = [r for r, m in enumerate(prob.members) if m.topics & scope]
-    q, extra = divmod(len(prob.parts), len(subs))
-    lists: list[list[TopicPartition]] = [[] for _ in prob.members]
-    for tp, r in prob.owner.items():
-        lists[r].append(tp)
-    target = [0] * len(prob.members)
-    for i, r in enumerate(sorted(subs, key=lambda r: (-len(lists[r]), r))):
-        target[r] = q + (1 if i < extra else 0)
-    index = prob.topic_index
+def _closed_form(spec: GroupSpec, owners: Mapping[TopicPartition, str]) -> Assignment | None:
+    """The target when every subscribing member subscribes alike and racks are irrelevant
+    (else None: the flows decide). Quotas q or q+1, the q+1 going to the members that own
+    the most (then Java member-id order); each keeps its owned partitions lowest first up to
+    its quota; the rest go in (topic, partition) order to the members with room, in Java
+    member-id order. Exact for all three objectives.
+
+    Most groups of an estate, and most of their what-if rebalances, take this path, so it
+    reads the group directly instead of building a `_Problem` (eligible lists, racks)."""
+    topics = spec.subscribed_topics()
+    by_id = {m.member_id: m for m in spec.members}
+    if not topics or not _alike_without_racks(spec, by_id, topics):
+        return None
+    scope = frozenset(topics)
+    lists: dict[str, list[TopicPartition]] = {i: [] for i in java_sorted(by_id)}
+    for tp, member_id in owners.items():
+        # Only a subscriber keeps a partition (owners hold existing partitions only).
+        if tp[0] in scope and tp[0] in by_id[member_id].topics:
+            lists[member_id].append(tp)
+    subs = [i for i in lists if not by_id[i].topics.isdisjoint(scope)]
+    total = sum([spec.partition_count(t) for t in topics])
+    q, extra = divmod(total, len(subs))
+    ranked = sorted(range(len(subs)), key=lambda j: (-len(lists[subs[j]]), j))
+    target = {subs[j]: q + 1 if place < extra else q for place, j in enumerate(ranked)}
+    java = needs_java_order(topics)
     taken: set[TopicPartition] = set()
-    for r in subs:
-        owned = lists[r]
+    for i in subs:
+        owned = lists[i]
         if owned:
-            owned.sort(key=lambda tp: (index[tp[0]], tp[1]))
-            del owned[target[r] :]
+            sort_partitions(owned, java)  # (topic in Java order, partition): lowest first
+            del owned[target[i] :]
             taken.update(owned)
-    members = iter(subs)
-    r = next(members)
-    for tp in prob.parts:
-        if tp in taken:
-            continue
-        while len(lists[r]) >= target[r]:
-            r = next(members)
-        lists[r].append(tp)
+    if len(taken) < total:
+        members = iter(subs)
+        member = next(members)
+        for t in topics:
+            for tp in partitions_of(t, spec.partition_count(t)):
+                if tp in taken:
+                    continue
+                while len(lists[member]) >= target[member]:
+                    member = next(members)
+                lists[member].append(tp)
     return lists
+
+
+def _alike_without_racks(spec: GroupSpec, by_id: dict[str, Member], topics: list[str]) -> bool:
+    """Whether the members that subscribe to some of `topics` all subscribe to the same ones
+    of them, and racks are irrelevant (no member has a rack, or no partition has one)."""
+    scope = frozenset(topics)
+    alike: frozenset[str] | None = None
+    last: frozenset[str] | None = None
+    racks = False
+    for m in by_id.values():
+        racks = racks or member_rack(m) is not None
+        if m.topics is last:  # members listing the same topics share one set
+            continue
+        last = m.topics
+        mine = m.topics & scope
+        if mine:
+            if alike is None:
+                alike = mine
+            elif mine != alike:
+                return False
+    return not (racks and any(any(topic_racks(spec.topics.get(t))) for t in topics))
 
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it

@@ -69,6 +69,42 @@ def test_closed_form_equals_flow_for_equal_subscriptions(seed: int) -> None:
     assert BalancedAssignor().target(spec) == closed
 
 
+@pytest.mark.parametrize("seed", range(300))
+def test_closed_form_path_on_the_edges_of_equal_subscriptions(seed: int) -> None:
+    """The direct closed form (no `_Problem`) against the class flow, item for item and in
+    the same member order, where its shortcuts could go wrong: members that subscribe to
+    nothing that exists, or to a missing topic besides, member racks without partition
+    racks (racks then do not matter), topics that sort differently in Java, and owned
+    partitions that are out of range, of an unsubscribed topic or claimed twice."""
+    rng = random.Random(seed)
+    names = rng.sample(["a", "b", "\ue000x", "\U0001f600", "zz"], rng.randint(1, 3))
+    topics = {t: TopicMetadata(t, rng.randint(1, 6)) for t in names}
+    every = frozenset(names)
+    members = []
+    for i in range(rng.randint(1, 6)):
+        kind = rng.random()
+        subs = frozenset() if kind < 0.1 else every | {"missing"} if kind < 0.3 else every
+        owned = tuple(
+            (t, p) for t in [*names, "other"] for p in range(-1, 8) if rng.random() < 0.2
+        )
+        members.append(
+            Member(
+                f"c{rng.randint(0, 9)}{i}",
+                subs,
+                rack=rng.choice([None, "", "r1", "r2"]),
+                owned=owned,
+                generation=rng.choice([None, 1, 2]),
+            )
+        )
+    spec = GroupSpec("g", tuple(members), topics)
+    target = BalancedAssignor().target(spec)
+    prob = _Problem(spec)
+    if not prob.parts:
+        return
+    closed = prob.decode(_by_class_flow(prob))
+    assert list(target.items()) == list(closed.items())
+
+
 @pytest.mark.parametrize("seed", range(200))
 def test_shuffled_input_gives_identical_output(seed: int) -> None:
     rng = random.Random(seed)
