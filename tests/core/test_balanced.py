@@ -84,9 +84,7 @@ def test_closed_form_path_on_the_edges_of_equal_subscriptions(seed: int) -> None
     for i in range(rng.randint(1, 6)):
         kind = rng.random()
         subs = frozenset() if kind < 0.1 else every | {"missing"} if kind < 0.3 else every
-        owned = tuple(
-            (t, p) for t in [*names, "other"] for p in range(-1, 8) if rng.random() < 0.2
-        )
+        owned = tuple((t, p) for t in [*names, "other"] for p in range(-1, 8) if rng.random() < 0.2)
         members.append(
             Member(
                 f"c{rng.randint(0, 9)}{i}",
