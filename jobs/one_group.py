@@ -1,8 +1,8 @@
 """Planning one group without Spark: what `python -m jobs.plan_group` runs.
 
-The estate job's UDF (`jobs.udf`) plans each group of a bucket with the pure core:
-`build_group` -> `group_load` -> `plan_group` -> `group_whatif`. `plan_one` runs exactly those
-calls, with the same settings derived from the same config (`run_settings`), and
+`plan_one` plans a group with the pure core: `build_group` -> `group_load` -> `plan_group` ->
+`group_whatif`. The estate job's UDF (`jobs.udf`) calls it for each group of a bucket; the
+terminal calls it with the same settings derived from the same config (`run_settings`), and
 `table_rows` turns the result into the rows the job writes for that group, so that the two
 agree row for row (an end-to-end test compares them on the sample estate).
 """
@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, Protocol
 
 import pyarrow as pa
 import pyarrow.compute as pc
@@ -205,16 +205,42 @@ class GroupResult:
     lags: Mapping[tuple[str, int], int | None] | None = None  # the group's, with offsets
 
 
+class Settings(Protocol):
+    """What planning a group reads of a run: `RunSettings` here, `jobs.udf.PlanContext` in
+    the job."""
+
+    @property
+    def catalog(self) -> StrategyCatalog: ...
+    @property
+    def whatif(self) -> WhatIfSettings | None: ...
+    @property
+    def balance_by(self) -> str: ...
+    @property
+    def has_current_assignment(self) -> bool: ...
+    @property
+    def has_offsets(self) -> bool: ...
+    @property
+    def has_weights(self) -> bool: ...
+
+
 def plan_one(
     group_id: str,
     members: Sequence[MemberRow],
     owned: Iterable[OwnedRow],
     offsets: Sequence[OffsetRow],
     catalog: Mapping[str, TopicStatus],
-    settings: RunSettings,
+    settings: Settings,
     resolve_pattern: PatternResolver | None = None,
+    *,
+    planned: StrategyCatalog | None = None,
+    isolate_interrupts: bool = False,
 ) -> GroupResult:
-    """One group, planned as the UDF plans it (`jobs.udf._plan_bucket`)."""
+    """One group, planned as the job's UDF plans each group of a bucket (`jobs.udf`).
+
+    `planned`: the strategies to plan, when fewer than the run's (a group whose members left
+    some out); names are still checked against all of the run's. `isolate_interrupts`: a
+    plugin's KeyboardInterrupt fails its strategy only (on an executor, where it cannot be a
+    Ctrl-C)."""
     out = GroupResult(group_id)
     if not members:
         out.problems.append(no_members_problem(group_id))
@@ -235,9 +261,16 @@ def plan_one(
     )
     out.problems += found
     out.lags = load.lags
-    out.plan = plan_group(spec, strategies, settings.has_current_assignment, load=load)
+    planned = strategies if planned is None else planned
+    out.plan = plan_group(
+        spec,
+        planned,
+        settings.has_current_assignment,
+        isolate_interrupts=isolate_interrupts,
+        load=load,
+    )
     if settings.whatif is not None:
-        out.whatif = group_whatif(spec, out.plan, strategies, settings.whatif, lags=load.lags)
+        out.whatif = group_whatif(spec, out.plan, planned, settings.whatif, lags=load.lags)
     return out
 
 

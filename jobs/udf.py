@@ -3,9 +3,9 @@
 One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while assigning a small
 group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
-pure core (`assignors.inputs.validation.build_group`, `assignors.planner.plan_group`) and back; it
-holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle the Spark
-path is tested against.
+pure core and back (each group planned by `jobs.one_group.plan_one`, as the terminal plans
+one); it holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle
+the Spark path is tested against.
 """
 
 from __future__ import annotations
@@ -35,7 +35,6 @@ from assignors.inputs.validation import (
     MemberRow,
     OwnedRow,
     TopicStatus,
-    build_group,
     no_members_problem,
     null_group_problem,
     owned_without_group,
@@ -45,13 +44,12 @@ from assignors.planner import (
     AssignmentColumns,
     GroupPlan,
     StrategyPlan,
-    group_load,
     internal_error,
-    plan_group,
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
-from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
+from assignors.whatif.group import GroupWhatIf, WhatIfSettings
 from jobs.guard import GuardSettings, guarded
+from jobs.one_group import plan_one
 from jobs.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,
@@ -341,35 +339,29 @@ def _plan_bucket(
     out = _Output()
     rows = _read_rows(pdf, out)
     members, owned, offsets = rows.members, rows.owned, rows.offsets
-    strategies, current = ctx.catalog, ctx.has_current_assignment
     resolve_pattern = PatternResolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
         out.problems([null_group_problem(row.member_id)])
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
         group_offsets = offsets.pop(gid, [])
-        planned = ctx.without(left_out[gid]).catalog if gid in left_out else strategies
+        planned = ctx.without(left_out[gid]).catalog if gid in left_out else None
         clock.enter(VALIDATE)
         try:
-            spec, problems = build_group(
-                gid, named[gid], owned.pop(gid, ()), catalog, strategies.is_known, resolve_pattern
+            result = plan_one(
+                gid,
+                named[gid],
+                owned.pop(gid, ()),
+                group_offsets,
+                catalog,
+                ctx,
+                resolve_pattern,
+                planned=planned,
+                isolate_interrupts=isolate_interrupts,
             )
-            plan, whatif = None, None
-            if spec is not None:
-                load, found = group_load(
-                    spec,
-                    group_offsets if ctx.has_offsets else None,
-                    catalog if ctx.has_weights else None,
-                    ctx.balance_by,
-                )
-                problems += found
-                plan = plan_group(
-                    spec, planned, current, isolate_interrupts=isolate_interrupts, load=load
-                )
-                if ctx.whatif is not None:
-                    whatif = group_whatif(spec, plan, planned, ctx.whatif, lags=load.lags)
+            problems, spec, plan, whatif = result.problems, result.spec, result.plan, result.whatif
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
-            problems, plan = [internal_error(gid, None, exc)], None
+            problems, spec, plan, whatif = [internal_error(gid, None, exc)], None, None, None
         clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
