@@ -737,10 +737,10 @@ def _closed_form(spec: GroupSpec, owners: Mapping[TopicPartition, str]) -> Assig
     Most groups of an estate, and most of their what-if rebalances, take this path, so it
     reads the group directly instead of building a `_Problem` (eligible lists, racks)."""
     topics = spec.subscribed_topics()
-    by_id = {m.member_id: m for m in spec.members}
-    if not topics or not _alike_without_racks(spec, by_id, topics):
-        return None
     scope = frozenset(topics)
+    by_id = {m.member_id: m for m in spec.members}
+    if not topics or not _alike_without_racks(spec, by_id, scope):
+        return None
     lists: dict[str, list[TopicPartition]] = {i: [] for i in java_sorted(by_id)}
     for tp, member_id in owners.items():
         # Only a subscriber keeps a partition (owners hold existing partitions only).
@@ -772,10 +772,10 @@ def _closed_form(spec: GroupSpec, owners: Mapping[TopicPartition, str]) -> Assig
     return lists
 
 
-def _alike_without_racks(spec: GroupSpec, by_id: dict[str, Member], topics: list[str]) -> bool:
-    """Whether the members that subscribe to some of `topics` all subscribe to the same ones
-    of them, and racks are irrelevant (no member has a rack, or no partition has one)."""
-    scope = frozenset(topics)
+def _alike_without_racks(spec: GroupSpec, by_id: dict[str, Member], scope: frozenset[str]) -> bool:
+    """Whether the members that subscribe to some of the `scope` topics all subscribe to the
+    same ones of them, and racks are irrelevant (no member has a rack, or no partition of
+    those topics has one)."""
     alike: frozenset[str] | None = None
     last: frozenset[str] | None = None
     racks = False
@@ -790,7 +790,7 @@ def _alike_without_racks(spec: GroupSpec, by_id: dict[str, Member], topics: list
                 alike = mine
             elif mine != alike:
                 return False
-    return not (racks and any(any(topic_racks(spec.topics.get(t))) for t in topics))
+    return not (racks and any(any(topic_racks(spec.topics.get(t))) for t in scope))
 
 
 @mypyc_attr(native_class=False)  # an ordinary class: tests and plugins may patch it
