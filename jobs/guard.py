@@ -33,6 +33,7 @@ import pandas as pd
 
 from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
+from assignors.whatif.lookalike import process_memo
 
 POLL_S = 0.2  # how often the parent looks at the child's memory while it waits
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
@@ -140,10 +141,14 @@ def _child(
             board[_HEAD.size : _HEAD.size + len(text)] = text
             _HEAD.pack_into(board, 0, posted, len(text))
 
+        memo = process_memo()
+        mark = memo.mark()
         with progress.listening(post):
             frame = plan(excluded)
         with open(result_path, "wb") as out:
-            pickle.dump(frame, out, protocol=pickle.HIGHEST_PROTOCOL)
+            # The look-alike shapes this bucket simulated go back with its frame: the parent
+            # keeps them for the buckets it forks next (`assignors.whatif.lookalike`).
+            pickle.dump((frame, memo.since(mark)), out, protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException:  # the parent reports the unit; the child must never return
         code = 70
     finally:
@@ -191,7 +196,8 @@ def _watch(
     if code != 0:
         return Failure(unit, f"ended its worker with exit code {code}")
     with open(result_path, "rb") as f:
-        frame: pd.DataFrame = pickle.load(f)
+        frame, learned = pickle.load(f)
+    process_memo().merge(learned)
     return frame
 
 

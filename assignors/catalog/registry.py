@@ -33,6 +33,7 @@ __all__ = [
     "classic_protocol_name",
     "get_assignor",
     "is_builtin",
+    "is_builtin_factory",
     "protocol_name",
     "resolve",
     "server_protocol_name",
@@ -79,6 +80,12 @@ def is_builtin(assignor: object) -> bool:
     """True for an instance of one of this package's own assignors (not a plugin): a failure
     there is a bug of the planner (INTERNAL_ERROR), never the plugin's (ASSIGNOR_FAILED)."""
     return any(type(assignor) is factory for factory in _BUILTINS.values())
+
+
+def is_builtin_factory(factory: object) -> bool:
+    """True for the class of one of this package's own assignors, as the catalog builds them
+    (not a plugin's factory, not a class bound to a group's loads)."""
+    return any(factory is builtin for builtin in _BUILTINS.values())
 
 
 def canonical_name(name: str) -> str | None:

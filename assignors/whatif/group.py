@@ -65,6 +65,7 @@ from assignors.model import CONSUMER, Assignment, GroupSpec, TopicPartition, by_
 from assignors.planner import GroupPlan
 from assignors.problems import WARNING, Problem, Reason
 from assignors.strategies.server_range import ServerRangeAssignor
+from assignors.whatif.lookalike import process_memo
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM, RecommendationRow, recommend
 from assignors.whatif.simulation import (
     DEFAULT_MAX_MEMBERS,
@@ -224,6 +225,8 @@ def group_whatif(
             max_members=settings.max_members,
             best_max=_best_max,
             shortcuts=shortcuts,
+            # Look-alike groups share their figures (reference runs, without shortcuts, don't).
+            memo=process_memo() if shortcuts else None,
         )
     by_strategy: dict[str, list[CostRow]] = {}
     for row in out.costs:

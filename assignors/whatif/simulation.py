@@ -55,9 +55,10 @@ member), so the simulation shares the steady state and the rebalance of a member
 reuses the plan when a STATELESS strategy's member rejoins, computes a STATELESS strategy's
 "member leaves the plan" once per shape of the members that remain (see `_Simulator`),
 builds members' ownership only for assignors that read it, and lets a group's strategies share
-what they compute alike (`assignors.strategies.shared`: sticky targets). `shortcuts=False`
-replays every rebalance in full instead, sharing nothing (the reference the shortcuts are
-tested against: identical rows).
+what they compute alike (`assignors.strategies.shared`: sticky targets). Groups shaped alike
+share their figures (`group_scenario_costs`'s memo, `assignors.whatif.lookalike`).
+`shortcuts=False` replays every rebalance in full instead, sharing nothing (the reference the
+shortcuts are tested against: identical rows).
 
 Worked example: one topic of 6 partitions, dynamic members c0, c1, c2, under range
 (c0: p0,p1; c1: p2,p3; c2: p4,p5). A member c3 joins: range moves p5 to c3, but every member
@@ -103,6 +104,7 @@ from assignors.ownership import max_generation
 from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.protocol import is_cooperative
 from assignors.strategies import shared
+from assignors.whatif.lookalike import GroupShape, ScenarioMemo
 from assignors.widths import saturated
 
 __all__ = [
@@ -147,6 +149,8 @@ REBALANCE_COST_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
 
 CostRow = dict[str, str | int | None]
 """One `rebalance_costs` row, keyed by the names of REBALANCE_COST_COLUMNS."""
+
+_COLUMNS: Final = tuple(name for name, _, _ in REBALANCE_COST_COLUMNS)
 
 BestMax = Callable[[GroupSpec], int]
 """The exact smallest max partitions per member any valid assignment of a group can reach."""
@@ -894,21 +898,48 @@ def group_scenario_costs(
     max_members: int = DEFAULT_MAX_MEMBERS,
     best_max: BestMax | None = None,
     shortcuts: bool = True,
+    memo: ScenarioMemo | None = None,
 ) -> tuple[list[CostRow], list[Problem]]:
     """`scenario_costs` for every (strategy, assignor factory, plan) of one group.
 
     Group-level warnings (SCENARIO_SKIPPED, SCENARIO_NOT_APPLICABLE) are reported once per
     group, not once per strategy; the bound `best_max` is computed once per distinct group.
     Pass real strategies only (the `elected` pseudo-strategy would repeat one of them).
+    With a `memo` (`assignors.whatif.lookalike`), a strategy whose plan and group are shaped
+    like those of a group simulated before takes that group's figures (the same rows):
+
+    >>> from assignors.strategies.range import RangeAssignor
+    >>> from assignors.whatif.lookalike import ScenarioMemo
+    >>> def group(gid, prefix, topic):
+    ...     members = tuple(Member(f"{prefix}-{i}", frozenset({topic})) for i in range(3))
+    ...     return GroupSpec(gid, members, {topic: TopicMetadata(topic, 6)})
+    >>> memo, rows = ScenarioMemo(), []
+    >>> for spec in (group("orders", "c", "orders"), group("payments", "consumer", "pay")):
+    ...     plan = RangeAssignor().assign(spec)
+    ...     rows += group_scenario_costs(spec, [("range", RangeAssignor, plan)],
+    ...                                  scenarios=("member_leave",), memo=memo)[0]
+    >>> [(r["group_id"], r["moved_partition_count"], r["paused_partition_count"]) for r in rows]
+    [('orders', 3, 6), ('payments', 3, 6)]
+    >>> memo.hits, memo.misses
+    (1, 1)
     """
     bound = _bound_memo(best_max) if best_max is not None else None
     rows: list[CostRow] = []
     problems: list[Problem] = []
+    shape = GroupShape.of(spec) if memo is not None and lags is None else None
+    settings = (tuple(scenarios), max_members, best_max, shortcuts)
     # One group's strategies share what they compute alike (`assignors.strategies.shared`:
     # `sticky` and `cooperative-sticky` replay the same sticky targets); not without shortcuts.
     with shared.sharing(shared.DEFAULT_BUDGET if shortcuts else 0):
         for strategy, factory, planned in plans:
             progress.starting(spec.group_id, strategy, progress.WHATIF)
+            key = ScenarioMemo.key(shape, strategy, factory, planned, settings)
+            if key is not None and memo is not None:
+                known = memo.get(key, spec.group_id, strategy, _COLUMNS)
+                if known is not None:
+                    rows.extend(known[0])
+                    problems.extend(known[1])
+                    continue
             more, found = scenario_costs(
                 spec,
                 strategy,
@@ -920,6 +951,8 @@ def group_scenario_costs(
                 best_max=bound,
                 shortcuts=shortcuts,
             )
+            if key is not None and memo is not None:
+                memo.put(key, more, found)
             rows.extend(more)
             problems.extend(found)
     return rows, list(dict.fromkeys(problems))

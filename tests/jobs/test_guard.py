@@ -4,6 +4,7 @@ fails only the (group, strategy) it touched, with a rejected row naming it."""
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
@@ -114,3 +115,39 @@ def test_a_built_in_assignor_that_hangs_is_an_internal_error(monkeypatch) -> Non
     )
     assert ("g-bad", "range") in planned
     assert ("g-a", "sticky") in planned
+
+
+def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_path: Path) -> None:
+    """The child that plans a bucket hands its look-alike shapes to the worker, so the next
+    child starts with them; a child that failed hands back nothing."""
+    import os
+
+    from assignors.whatif.lookalike import process_memo
+    from jobs.guard import guarded
+
+    memo = process_memo()
+    first, lost, again = (("guard-test", name, os.getpid()) for name in ("first", "lost", "again"))
+
+    def learns(key: tuple[object, ...], fails: bool = False) -> pd.DataFrame:
+        memo.put(key, [], [])
+        if fails:
+            os._exit(3)
+        return pd.DataFrame({"x": [1]})
+
+    frame, problems = guarded(lambda _: learns(first), GuardSettings(30, 0), bool)
+    assert list(frame["x"]) == [1]
+    assert problems == []
+    assert memo.entries.get(first) == ((), ())
+    # The bucket's first child fails after learning `lost`; the guard plans it again.
+    failed_once = tmp_path / "failed"
+
+    def first_fails(_: object) -> pd.DataFrame:
+        if failed_once.exists():
+            return learns(again)
+        failed_once.touch()
+        return learns(lost, fails=True)
+
+    _, problems = guarded(first_fails, GuardSettings(30, 0), bool)
+    assert len(problems) == 1
+    assert lost not in memo.entries
+    assert memo.entries.get(again) == ((), ())
