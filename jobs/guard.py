@@ -145,10 +145,15 @@ def _child(
         mark = memo.mark()
         with progress.listening(post):
             frame = plan(excluded)
+        # The look-alike shapes this bucket simulated go back with its frame: the parent keeps
+        # them for the buckets it forks next (`assignors.whatif.lookalike`). They only save
+        # time: if they cannot be pickled, the frame goes back alone.
+        try:
+            learned: bytes | None = pickle.dumps(memo.since(mark), pickle.HIGHEST_PROTOCOL)
+        except Exception:
+            learned = None
         with open(result_path, "wb") as out:
-            # The look-alike shapes this bucket simulated go back with its frame: the parent
-            # keeps them for the buckets it forks next (`assignors.whatif.lookalike`).
-            pickle.dump((frame, memo.since(mark)), out, protocol=pickle.HIGHEST_PROTOCOL)
+            pickle.dump((frame, learned), out, protocol=pickle.HIGHEST_PROTOCOL)
     except BaseException:  # the parent reports the unit; the child must never return
         code = 70
     finally:
@@ -197,7 +202,8 @@ def _watch(
         return Failure(unit, f"ended its worker with exit code {code}")
     with open(result_path, "rb") as f:
         frame, learned = pickle.load(f)
-    process_memo().merge(learned)
+    if learned is not None:
+        process_memo().merge(pickle.loads(learned))
     return frame
 
 

@@ -151,3 +151,20 @@ def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_pa
     assert len(problems) == 1
     assert lost not in memo.entries
     assert memo.entries.get(again) == ((), ())
+
+
+def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() -> None:
+    from assignors.whatif.lookalike import process_memo
+    from jobs.guard import guarded
+
+    memo = process_memo()
+    key = ("guard-test", lambda: None)  # a lambda does not pickle
+
+    def learns(_: object) -> pd.DataFrame:
+        memo.put(key, [], [])
+        return pd.DataFrame({"x": [2]})
+
+    frame, problems = guarded(learns, GuardSettings(30, 0), bool)
+    assert list(frame["x"]) == [2]
+    assert problems == []
+    assert key not in memo.entries
