@@ -16,6 +16,7 @@ from functools import partial
 
 import pytest
 from helpers.assignors import EagerAssignor
+from helpers.groups import RACKS, random_topics
 
 from assignors.analysis.bounds import best_balance
 from assignors.catalog.registry import Assignor, resolve
@@ -26,21 +27,11 @@ from assignors.whatif.lookalike import GroupShape, ScenarioMemo
 from assignors.whatif.simulation import CostRow, group_scenario_costs
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
-RACKS = ("r0", "r1", "r2")
 
 
 def random_group(rng: random.Random, gid: str = "g") -> GroupSpec:
-    names = [f"t{i}" for i in range(rng.randint(1, 3))]
-    with_racks = rng.random() < 0.4
-    topics = {}
-    for t in names:
-        n = rng.randint(1, 12)
-        racks = (
-            tuple(frozenset(rng.sample(RACKS, rng.randint(1, 2))) for _ in range(n))
-            if with_racks
-            else ()
-        )
-        topics[t] = TopicMetadata(t, n, racks)
+    topics = random_topics(rng, 0.4, 12)
+    names = list(topics)
     same = rng.random() < 0.5
     static_share = rng.choice((0.0, 0.0, 0.4, 1.0))
     rack_share = rng.choice((0.0, 0.5, 1.0))

@@ -16,6 +16,7 @@ from dataclasses import replace
 
 import pytest
 from helpers.assignors import EagerAssignor
+from helpers.groups import RACKS, random_topics
 
 from assignors.analysis.bounds import best_balance
 from assignors.catalog.catalog import StrategyCatalog
@@ -32,22 +33,12 @@ from assignors.whatif.simulation import (
 )
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
-RACKS = ("r0", "r1", "r2")
 STATELESS = frozenset(s for s in STRATEGIES if resolve(s)[1]().stateless)
 
 
 def random_group(rng: random.Random, look_alike: bool) -> GroupSpec:
-    names = [f"t{i}" for i in range(rng.randint(1, 3))]
-    with_racks = rng.random() < 0.5
-    topics = {}
-    for t in names:
-        n = rng.randint(1, 16)
-        racks = (
-            tuple(frozenset(rng.sample(RACKS, rng.randint(1, 2))) for _ in range(n))
-            if with_racks
-            else ()
-        )
-        topics[t] = TopicMetadata(t, n, racks)
+    topics = random_topics(rng, 0.5, 16)
+    names = list(topics)
     n_members = rng.randint(1, 12)
     same = look_alike or rng.random() < 0.5
     static_share = rng.choice((0.0, 0.3) if look_alike else (0.0, 0.3, 1.0))
