@@ -253,3 +253,20 @@ def test_a_failed_scenario_is_not_kept() -> None:
     memo.put(("key",), [], [skipped])
     found = memo.get(("key",), "other", "range", ())
     assert found == ([], [Problem("other", None, None, WARNING, skipped.reason, "no row")])
+
+
+def test_what_another_process_kept_is_merged_up_to_the_bound() -> None:
+    """A planning child's shapes (`since`) join its parent's memo (`merge`), never past
+    `max_entries`, and never over a shape the parent has."""
+    child = ScenarioMemo()
+    for k in range(5):
+        child.put(("shape", k), [], [])
+    mark = child.mark()
+    for k in range(5, 9):
+        child.put(("shape", k), [], [])
+    learned = child.since(mark)
+    assert [key for key, _ in learned] == [("shape", k) for k in range(5, 9)]
+    parent = ScenarioMemo(max_entries=3)
+    parent.put(("shape", 5), [], [])
+    parent.merge(learned)
+    assert list(parent.entries) == [("shape", 5), ("shape", 6), ("shape", 7)]
