@@ -35,12 +35,12 @@ A group is only memoised when that reasoning holds:
   piece of code uses;
 * the simulation raised nothing (a `SCENARIO_FAILED` detail names the group's own values).
 
-The shape is kept as a 128-bit BLAKE2b digest of its integers (a collision is about as
-likely as a cosmic ray flipping the same bit in both results), and at most `max_entries`
-shapes are kept per process: once full, new shapes are simulated as before and not kept, so
-memory stays bounded and the rows do not depend on what was kept. The job plans each bucket in
-a child process (`jobs.guard`); the child hands what it kept back to its parent, so the next
-bucket of the same Python worker starts with it.
+The shape is kept as a 128-bit BLAKE2b digest of its integers (the chance that two of
+100,000 shapes share a digest is below 10^-28), and at most `max_entries` shapes are kept
+per process: once full, new shapes are simulated as before and not kept, so memory stays
+bounded and the rows do not depend on what was kept. The job plans each bucket in a child
+process (`jobs.guard`); the child hands what it kept back to its parent, so the next bucket
+of the same Python worker starts with it.
 
 Worked example: three members c-0, c-1, c-2 on a topic `orders` of 6 partitions, and three
 members consumer-0, consumer-1, consumer-2 on a topic `pay` of 6 partitions, each under
@@ -82,7 +82,7 @@ from assignors.problems import Problem, Reason
 __all__ = ["DEFAULT_MAX_ENTRIES", "GroupShape", "ScenarioMemo", "process_memo"]
 
 DEFAULT_MAX_ENTRIES: Final = 100_000
-"""Shapes one process keeps at most (each about half a kilobyte: its digest and figures)."""
+"""Shapes one process keeps at most (each about a kilobyte: its key and its figures)."""
 
 Row = dict[str, str | int | None]
 """A `rebalance_costs` row (`assignors.whatif.simulation.CostRow`)."""
