@@ -926,7 +926,9 @@ def group_scenario_costs(
     bound = _bound_memo(best_max) if best_max is not None else None
     rows: list[CostRow] = []
     problems: list[Problem] = []
-    shape = GroupShape.of(spec) if memo is not None and lags is None else None
+    # (A group over `max_members` gets a warning and no rows: nothing worth a shape.)
+    alike = memo is not None and lags is None and len(spec.members) <= max_members
+    shape = GroupShape.of(spec) if alike else None
     settings = (tuple(scenarios), max_members, best_max, shortcuts)
     # One group's strategies share what they compute alike (`assignors.strategies.shared`:
     # `sticky` and `cooperative-sticky` replay the same sticky targets); not without shortcuts.

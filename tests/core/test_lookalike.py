@@ -270,3 +270,15 @@ def test_what_another_process_kept_is_merged_up_to_the_bound() -> None:
     parent.put(("shape", 5), [], [])
     parent.merge(learned)
     assert list(parent.entries) == [("shape", 5), ("shape", 6), ("shape", 7)]
+
+
+def test_a_group_over_max_members_costs_no_shape() -> None:
+    topics = {"t": TopicMetadata("t", 4)}
+    spec = GroupSpec("g", tuple(Member(f"c{i}", frozenset({"t"})) for i in range(3)), topics)
+    memo = ScenarioMemo()
+    plans = _plans(spec)
+    skipped = group_scenario_costs(spec, plans, max_members=2, memo=memo)
+    assert skipped == group_scenario_costs(spec, plans, max_members=2)
+    assert skipped[0] == []
+    assert [p.reason for p in skipped[1]] == [Reason.SCENARIO_SKIPPED]
+    assert (memo.hits, memo.misses, memo.entries) == (0, 0, {})
