@@ -84,11 +84,9 @@ __all__ = ["DEFAULT_MAX_ENTRIES", "GroupShape", "ScenarioMemo", "process_memo"]
 DEFAULT_MAX_ENTRIES: Final = 100_000
 """Shapes one process keeps at most (each about a kilobyte: its key and its figures)."""
 
-Row = dict[str, str | int | None]
-"""A `rebalance_costs` row (`assignors.whatif.simulation.CostRow`)."""
-
 Figures = tuple[tuple[str | int | None, ...], ...]
-"""A strategy's rows without `group_id` and `strategy`, in row order."""
+"""A strategy's rows without their names, as the caller packs them (the memo never looks
+inside)."""
 
 Kept = tuple[Figures, tuple[Problem, ...]]
 """What the memo keeps of a (strategy, shape): its figures and its warnings."""
@@ -114,8 +112,8 @@ class GroupShape:
             names.update(m.topics)
             if m.rack is not None:
                 racks.add(m.rack)
-        metas = [spec.topics.get(t) for t in names]
-        for meta in metas:
+        metas = {t: spec.topics.get(t) for t in names}
+        for meta in metas.values():
             if meta is not None:
                 for replicas in meta.replica_racks:
                     racks.update(replicas)
@@ -129,7 +127,7 @@ class GroupShape:
         ordered = member_order(spec.members)
         head = [len(ordered), len(topics)]
         for t in topics:
-            meta = spec.topics.get(t)
+            meta = metas[t]
             if meta is None:
                 head.append(-1)
                 continue
@@ -195,30 +193,24 @@ class ScenarioMemo:
         return None if digest is None else (factory, strategy, settings, digest)
 
     def get(
-        self, key: tuple[object, ...], group_id: str, strategy: str, columns: Sequence[str]
-    ) -> tuple[list[Row], list[Problem]] | None:
-        """The rows and warnings of a group of this shape, under this group's names."""
+        self, key: tuple[object, ...], group_id: str
+    ) -> tuple[list[tuple[str | int | None, ...]], list[Problem]] | None:
+        """The figures (a row each) and warnings of a group of this shape, the warnings under
+        `group_id`."""
         found = self.entries.get(key)
         if found is None:
             self.misses += 1
             return None
         self.hits += 1
         figures, problems = found
-        rows = [dict(zip(columns, (group_id, strategy, *fig), strict=True)) for fig in figures]
-        return rows, [_renamed(p, group_id) for p in problems]
+        return list(figures), [_renamed(p, group_id) for p in problems]
 
-    def put(
-        self,
-        key: tuple[object, ...],
-        rows: Sequence[Row],
-        problems: Sequence[Problem],
-    ) -> None:
-        """Keep a group's rows (without names) unless the memo is full or a scenario failed."""
+    def put(self, key: tuple[object, ...], figures: Figures, problems: Sequence[Problem]) -> None:
+        """Keep a group's figures unless the memo is full or a scenario failed."""
         if len(self.entries) >= self.max_entries:
             return
         if any(p.reason != Reason.SCENARIO_NOT_APPLICABLE or p.strategy for p in problems):
             return
-        figures = tuple(tuple(row.values())[2:] for row in rows)
         self.entries[key] = (figures, tuple(problems))
 
     def mark(self) -> int:

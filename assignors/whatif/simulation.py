@@ -151,6 +151,20 @@ CostRow = dict[str, str | int | None]
 """One `rebalance_costs` row, keyed by the names of REBALANCE_COST_COLUMNS."""
 
 _COLUMNS: Final = tuple(name for name, _, _ in REBALANCE_COST_COLUMNS)
+_NAMES: Final = 2  # group_id and strategy lead a row; the rest are the figures
+
+
+def _nameless(rows: Sequence[CostRow]) -> tuple[tuple[str | int | None, ...], ...]:
+    """A strategy's rows without `group_id` and `strategy` (what a look-alike group reuses)."""
+    return tuple(tuple(row[c] for c in _COLUMNS[_NAMES:]) for row in rows)
+
+
+def _named(
+    group_id: str, strategy: str, figures: Iterable[tuple[str | int | None, ...]]
+) -> list[CostRow]:
+    """`_nameless` rows back under a group's names."""
+    return [dict(zip(_COLUMNS, (group_id, strategy, *fig), strict=True)) for fig in figures]
+
 
 BestMax = Callable[[GroupSpec], int]
 """The exact smallest max partitions per member any valid assignment of a group can reach."""
@@ -937,9 +951,9 @@ def group_scenario_costs(
             progress.starting(spec.group_id, strategy, progress.WHATIF)
             key = ScenarioMemo.key(shape, strategy, factory, planned, settings)
             if key is not None and memo is not None:
-                known = memo.get(key, spec.group_id, strategy, _COLUMNS)
+                known = memo.get(key, spec.group_id)
                 if known is not None:
-                    rows.extend(known[0])
+                    rows.extend(_named(spec.group_id, strategy, known[0]))
                     problems.extend(known[1])
                     continue
             more, found = scenario_costs(
@@ -954,7 +968,7 @@ def group_scenario_costs(
                 shortcuts=shortcuts,
             )
             if key is not None and memo is not None:
-                memo.put(key, more, found)
+                memo.put(key, _nameless(more), found)
             rows.extend(more)
             problems.extend(found)
     return rows, list(dict.fromkeys(problems))

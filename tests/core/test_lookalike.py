@@ -247,11 +247,11 @@ def test_a_full_memo_keeps_nothing_more_and_the_rows_stay_right() -> None:
 def test_a_failed_scenario_is_not_kept() -> None:
     memo = ScenarioMemo()
     failed = Problem("g", None, None, WARNING, Reason.SCENARIO_FAILED, "boom", "range")
-    memo.put(("key",), [], [failed])
+    memo.put(("key",), (), [failed])
     assert memo.entries == {}
     skipped = Problem("g", None, None, WARNING, Reason.SCENARIO_NOT_APPLICABLE, "no row")
-    memo.put(("key",), [], [skipped])
-    found = memo.get(("key",), "other", "range", ())
+    memo.put(("key",), (), [skipped])
+    found = memo.get(("key",), "other")
     assert found == ([], [Problem("other", None, None, WARNING, skipped.reason, "no row")])
 
 
@@ -260,14 +260,14 @@ def test_what_another_process_kept_is_merged_up_to_the_bound() -> None:
     `max_entries`, and never over a shape the parent has."""
     child = ScenarioMemo()
     for k in range(5):
-        child.put(("shape", k), [], [])
+        child.put(("shape", k), (), [])
     mark = child.mark()
     for k in range(5, 9):
-        child.put(("shape", k), [], [])
+        child.put(("shape", k), (), [])
     learned = child.since(mark)
     assert [key for key, _ in learned] == [("shape", k) for k in range(5, 9)]
     parent = ScenarioMemo(max_entries=3)
-    parent.put(("shape", 5), [], [])
+    parent.put(("shape", 5), (), [])
     parent.merge(learned)
     assert list(parent.entries) == [("shape", 5), ("shape", 6), ("shape", 7)]
 

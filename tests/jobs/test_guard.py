@@ -129,7 +129,7 @@ def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_pa
     first, lost, again = (("guard-test", name, os.getpid()) for name in ("first", "lost", "again"))
 
     def learns(key: tuple[object, ...], fails: bool = False) -> pd.DataFrame:
-        memo.put(key, [], [])
+        memo.put(key, (), [])
         if fails:
             os._exit(3)
         return pd.DataFrame({"x": [1]})
@@ -161,7 +161,7 @@ def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() ->
     key = ("guard-test", lambda: None)  # a lambda does not pickle
 
     def learns(_: object) -> pd.DataFrame:
-        memo.put(key, [], [])
+        memo.put(key, (), [])
         return pd.DataFrame({"x": [2]})
 
     frame, problems = guarded(learns, GuardSettings(30, 0), bool)
