@@ -11,7 +11,7 @@ from contextlib import contextmanager
 from typing import Any
 
 from pyspark import StorageLevel
-from pyspark.sql import Column, DataFrame, SparkSession
+from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
@@ -38,6 +38,7 @@ from jobs.schemas import (
     KIND_REJECTED,
     KIND_TIMING,
     OFFSETS,
+    OUTPUT_SCHEMAS,
     OUTPUT_TABLES,
     PAYLOAD,
     ROUND_SEPARATOR,
@@ -50,14 +51,16 @@ from jobs.schemas import (
 from jobs.summary import strategy_summary, whatif_summary
 from jobs.together import together
 from jobs.udf import (
-    INPUT_COLUMNS,
     KIND_MEMBER,
     KIND_OFFSETS,
     KIND_OWNED,
+    MEMBER_INPUT_COLUMNS,
+    PARTITION_INPUT_COLUMNS,
     PEAK_RSS_MIB,
     PHASES,
     PlanContext,
     bucket_function,
+    cogrouped_bucket_function,
     problem_payload,
 )
 
@@ -164,10 +167,13 @@ def planner_input(
     current: DataFrame | None,
     buckets: int,
     offsets: DataFrame | None = None,
-) -> DataFrame:
-    """Members, owned partitions and offsets in one frame (`kind` tells them apart), with a
-    bucket: each group's rows meet in one bucket, so the lags are joined to the group's
-    partitions in the UDF, with no second shuffle of the assignment rows."""
+) -> tuple[DataFrame, DataFrame | None]:
+    """The members (`MEMBER_INPUT_COLUMNS`), and the owned partitions and offsets in one frame
+    (`PARTITION_INPUT_COLUMNS`; None without either table), each row with its group's bucket
+    (`kind` tells the rows apart). A group's rows of both frames meet in one bucket, so the
+    lags are joined to the group's partitions in the UDF, with no second shuffle of the
+    assignment rows; apart, the one-per-partition rows carry 7 columns, not the members' too.
+    """
     # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
     # range, which the planner reports instead of failing on a cast. The array columns travel
     # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> measured ~6x slower
@@ -182,40 +188,40 @@ def planner_input(
             (F.to_json(c) if c in as_json else F.col(c).cast(typed[c])).alias(c)
             for c in SUBSCRIPTIONS_COLUMNS
         ],
-        F.lit(None).cast("string").alias("topic"),
-        F.lit(None).cast("bigint").alias("partition"),
-        *_no_offsets(),
     )
-    frames = [members]
+    assert tuple(members.columns) == MEMBER_INPUT_COLUMNS, members.columns
+    frames = []
     if current is not None:
         owned = current.select(
             F.lit(KIND_OWNED).alias("kind"),
             "group_id",
             "member_id",
-            *[
-                F.lit(None).cast(typed[c]).alias(c)
-                for c in SUBSCRIPTIONS_COLUMNS
-                if c not in ("group_id", "member_id")
-            ],
             "topic",
             F.col("partition").cast("bigint").alias("partition"),
             *_no_offsets(),
         )
         frames.append(owned)
     if offsets is not None:
-        frames.append(_offsets_rows(offsets, typed))
-    union = frames[0]
-    for f in frames[1:]:
-        union = union.unionByName(f)
-    assert tuple(union.columns) == INPUT_COLUMNS, union.columns
-    return union.withColumn("bucket", F.pmod(F.xxhash64("group_id"), F.lit(buckets)))
+        frames.append(_offsets_rows(offsets))
+    partitions = None
+    if frames:
+        partitions = frames[0]
+        for f in frames[1:]:
+            partitions = partitions.unionByName(f)
+        assert tuple(partitions.columns) == PARTITION_INPUT_COLUMNS, partitions.columns
+        partitions = _with_bucket(partitions, buckets)
+    return _with_bucket(members, buckets), partitions
+
+
+def _with_bucket(frame: DataFrame, buckets: int) -> DataFrame:
+    return frame.withColumn("bucket", F.pmod(F.xxhash64("group_id"), F.lit(buckets)))
 
 
 def _no_offsets() -> list[Column]:
     return [F.lit(None).cast("string").alias(c) for c in ("committed_offset", "log_end_offset")]
 
 
-def _offsets_rows(offsets: DataFrame, typed: dict[str, T.DataType]) -> DataFrame:
+def _offsets_rows(offsets: DataFrame) -> DataFrame:
     """`offsets` rows as planner input rows (kind KIND_OFFSETS).
 
     Offsets travel as decimal text: PySpark hands a nullable bigint column to pandas as
@@ -225,7 +231,7 @@ def _offsets_rows(offsets: DataFrame, typed: dict[str, T.DataType]) -> DataFrame
     return offsets.select(
         F.lit(KIND_OFFSETS).alias("kind"),
         "group_id",
-        *[F.lit(None).cast(typed[c]).alias(c) for c in SUBSCRIPTIONS_COLUMNS if c != "group_id"],
+        F.lit(None).cast("string").alias("member_id"),
         "topic",
         F.col("partition").cast("bigint").alias("partition"),
         F.col("committed_offset").cast("string").alias("committed_offset"),
@@ -473,8 +479,10 @@ def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
 def _summaries(spark: SparkSession, tmp: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """The manifest's per-strategy and what-if summaries, from the files just written in
     `tmp`: typed Parquet columns, not a second parse of the JSON payloads (seconds on a large
-    estate)."""
-    written = {t: spark.read.parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES}
+    estate), read with the contract's schemas (no job to infer them from the files)."""
+    written = {
+        t: spark.read.schema(OUTPUT_SCHEMAS[t]).parquet(f"{tmp}/{t}") for t in SUMMARY_TABLES
+    }
     summary, whatif = together(
         lambda: strategy_summary(written["balance_metrics"]),
         lambda: whatif_summary(written["rebalance_costs"], written["recommendations"]),
@@ -504,7 +512,7 @@ def _report_page(
         log.warning("report.html not written: %s (install the 'report' extra)", exc)
         yield lambda _: None
         return
-    with started_report(spark, tmp) as write:
+    with started_report(spark, tmp, own=True) as write:
 
         def page(manifest: Manifest) -> str:
             write(manifest)
@@ -539,14 +547,21 @@ def _planned(
         guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
         server_assignors=server_assignor_list(config.group_consumer_assignors),
     )
-    wide = (
-        planner_input(subscriptions, current, buckets, offsets)
-        # One task per bucket, spread over every core: AQE would coalesce the shuffle into
-        # fewer, uneven tasks (an explicit repartition is left alone).
-        .repartition(buckets, "bucket")
-        .groupBy("bucket")
-        .applyInPandas(bucket_function(catalog_value, ctx), WIDE_SCHEMA)
-    )
+    members, partitions = planner_input(subscriptions, current, buckets, offsets)
+
+    # One task per bucket, spread over every core: AQE would coalesce the shuffle into
+    # fewer, uneven tasks (an explicit repartition is left alone).
+    def by_bucket(frame: DataFrame) -> GroupedData:
+        return frame.repartition(buckets, "bucket").groupBy("bucket")
+
+    if partitions is None:
+        wide = by_bucket(members).applyInPandas(bucket_function(catalog_value, ctx), WIDE_SCHEMA)
+    else:
+        wide = (
+            by_bucket(members)
+            .cogroup(by_bucket(partitions))
+            .applyInPandas(cogrouped_bucket_function(catalog_value, ctx), WIDE_SCHEMA)
+        )
     if topic_problems:
         wide = wide.unionByName(_problems_frame(spark, topic_problems), allowMissingColumns=True)
     return wide

@@ -279,6 +279,9 @@ OUTPUT_TABLES = {
     KIND_REBALANCE_COSTS: ("rebalance_costs", REBALANCE_COSTS_FIELDS),
     KIND_RECOMMENDATION: ("recommendations", RECOMMENDATIONS_FIELDS),
 }
+# Each output table's schema, to read back what this version wrote without inferring it:
+# Spark infers a Parquet schema with a job that reads the files' footers.
+OUTPUT_SCHEMAS = {table: struct(fields) for table, fields in OUTPUT_TABLES.values()}
 PAYLOAD = "payload"
 # On an assignment row, `payload` names the further strategies the row also stands for,
 # joined by SHARED_SEPARATOR (null: none); a name followed by ROUND_SEPARATOR and a number

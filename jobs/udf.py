@@ -16,7 +16,7 @@ import json
 import math
 import sys
 import time
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
@@ -83,6 +83,19 @@ INPUT_COLUMNS = (
     "assignment_strategies",
     "generation",
     "group_protocol",
+    "topic",
+    "partition",
+    "committed_offset",
+    "log_end_offset",
+)
+# The job sends a bucket's members and its owned and offsets rows (one per partition) as two
+# cogrouped frames, each with only its kinds' columns: a 1M-partition group's owned rows then
+# cross the shuffle, the sort and Arrow with 7 columns, not 14 mostly null ones.
+MEMBER_INPUT_COLUMNS = INPUT_COLUMNS[: INPUT_COLUMNS.index("topic")]
+PARTITION_INPUT_COLUMNS = (
+    "kind",
+    "group_id",
+    "member_id",
     "topic",
     "partition",
     "committed_offset",
@@ -224,16 +237,16 @@ def _exact_ints(col: pd.Series) -> list[int | None]:
     return out
 
 
-def _read_rows(pdf: pd.DataFrame, out: _Output) -> _Rows:
-    """Sort the rows of `INPUT_COLUMNS` by kind and group (owned rows without a group are
-    reported at once).
+def _read_rows(frames: Sequence[pd.DataFrame], out: _Output) -> _Rows:
+    """Sort the input rows by kind and group (owned rows without a group are reported at
+    once).
 
     Kind by kind, each with only the columns it uses: a large group's owned and offsets rows
     (one per partition) leave the member columns, all null for them, unconverted."""
     found = _Rows()
-    kinds = pdf["kind"].to_numpy()
-    for kind in (KIND_MEMBER, KIND_OFFSETS, KIND_OWNED):
-        mask = kinds == kind
+    frames = [f for f in frames if len(f)]  # a cogroup's empty side may lack the columns
+    for kind, pdf in ((k, f) for k in (KIND_MEMBER, KIND_OFFSETS, KIND_OWNED) for f in frames):
+        mask = pdf["kind"].to_numpy() == kind
         if not mask.any():
             continue
         part = pdf[mask] if not mask.all() else pdf
@@ -293,14 +306,16 @@ def _read_owned(pdf: pd.DataFrame, owned: dict[str, list[OwnedRow]], out: _Outpu
 
 
 def plan_bucket(
-    pdf: pd.DataFrame,
+    pdf: pd.DataFrame | Sequence[pd.DataFrame],
     catalog: Mapping[str, TopicStatus],
     ctx: PlanContext,
     isolate_interrupts: bool = False,
     left_out: Mapping[str, frozenset[str]] | None = None,
     clock: PhaseClock | None = None,
 ) -> pd.DataFrame:
-    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`); returns the wide output frame.
+    """Plan every group in `pdf` (rows of `INPUT_COLUMNS`, or several frames, each with `kind`
+    and the columns its kinds use: `MEMBER_INPUT_COLUMNS`, `PARTITION_INPUT_COLUMNS`); returns
+    the wide output frame.
 
     `catalog` is the topic catalog; the strategies come from `ctx.catalog`. A bug that
     escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
@@ -310,7 +325,8 @@ def plan_bucket(
     strategies not to plan (the guard's: they failed that group before)."""
     clock = clock or PhaseClock()
     with _no_cyclic_gc(), progress.listening(clock.unit):
-        return _plan_bucket(pdf, catalog, ctx, isolate_interrupts, left_out or {}, clock)
+        frames = [pdf] if isinstance(pdf, pd.DataFrame) else list(pdf)
+        return _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
 
 
 @contextmanager
@@ -329,7 +345,7 @@ def _no_cyclic_gc() -> Iterator[None]:
 
 
 def _plan_bucket(
-    pdf: pd.DataFrame,
+    frames: list[pd.DataFrame],
     catalog: Mapping[str, TopicStatus],
     ctx: PlanContext,
     isolate_interrupts: bool,
@@ -337,7 +353,7 @@ def _plan_bucket(
     clock: PhaseClock,
 ) -> pd.DataFrame:
     out = _Output()
-    rows = _read_rows(pdf, out)
+    rows = _read_rows(frames, out)
     members, owned, offsets = rows.members, rows.owned, rows.offsets
     resolve_pattern = PatternResolver(sorted(catalog))  # memoised for the whole bucket
     for row in members.pop(None, []):
@@ -674,19 +690,40 @@ def bucket_function(
     """The function handed to `applyInPandas`; `catalog_value` reads the broadcast lazily."""
 
     def run(pdf: pd.DataFrame) -> pd.DataFrame:
-        catalog = catalog_value()
-
-        def plan(left_out: Mapping[str, frozenset[str]]) -> pd.DataFrame:
-            # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
-            clock = PhaseClock()
-            frame = plan_bucket(pdf, catalog, ctx, True, left_out, clock)
-            timing = _Output()
-            timing.small.append(
-                (KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}))
-            )
-            return _concat_frames(frame, timing.frame())
-
-        frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
-        return _concat_frames(frame, problems_frame(failures)) if failures else frame
+        return _run_bucket([pdf], catalog_value, ctx)
 
     return run
+
+
+def cogrouped_bucket_function(
+    catalog_value: Callable[[], Mapping[str, TopicStatus]], ctx: PlanContext
+) -> Callable[[pd.DataFrame, pd.DataFrame], pd.DataFrame]:
+    """The function handed to a cogroup's `applyInPandas`: a bucket's members, then its owned
+    and offsets rows (see `PARTITION_INPUT_COLUMNS`)."""
+
+    def run(members: pd.DataFrame, partitions: pd.DataFrame) -> pd.DataFrame:
+        return _run_bucket([members, partitions], catalog_value, ctx)
+
+    return run
+
+
+def _run_bucket(
+    frames: list[pd.DataFrame],
+    catalog_value: Callable[[], Mapping[str, TopicStatus]],
+    ctx: PlanContext,
+) -> pd.DataFrame:
+    """One bucket on an executor, guarded (`jobs.guard`), with its timing row."""
+    catalog = catalog_value()
+
+    def plan(left_out: Mapping[str, frozenset[str]]) -> pd.DataFrame:
+        # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
+        clock = PhaseClock()
+        frame = plan_bucket(frames, catalog, ctx, True, left_out, clock)
+        timing = _Output()
+        timing.small.append(
+            (KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}))
+        )
+        return _concat_frames(frame, timing.frame())
+
+    frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
+    return _concat_frames(frame, problems_frame(failures)) if failures else frame

@@ -49,11 +49,12 @@ def write_report(
 
 @contextmanager
 def started_report(
-    spark: SparkSession, output_dir: str
+    spark: SparkSession, output_dir: str, own: bool = False
 ) -> Iterator[Callable[[Manifest | None], str]]:
     """The page's aggregations, started now over the tables in `output_dir`; the function it
-    yields writes the page once the run's manifest is known, and returns its path."""
-    with started_context(spark, output_dir) as finish:
+    yields writes the page once the run's manifest is known, and returns its path. `own`: the
+    tables were written by this version (see `read_tables`)."""
+    with started_context(spark, output_dir, own) as finish:
 
         def write(manifest: Manifest | None) -> str:
             html = render(finish(manifest))

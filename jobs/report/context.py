@@ -83,12 +83,12 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
 
 @contextmanager
 def started_context(
-    spark: SparkSession, output_dir: str
+    spark: SparkSession, output_dir: str, own: bool = False
 ) -> Iterator[Callable[[Manifest | None], ReportContext]]:
     """Every figure of the page, from the output tables (small aggregates only): the
     aggregations all start at once; the function it yields waits for them and builds the
     context once the manifest is known (the pipeline computes its summary meanwhile)."""
-    t = read_tables(spark, output_dir)
+    t = read_tables(spark, output_dir, own)
     with ThreadPoolExecutor(REPORT_JOBS, thread_name_prefix="report") as pool:
         q = _Queries(pool)
         _start_queries(q, t)

@@ -10,6 +10,7 @@ from pyspark.sql import DataFrame, SparkSession
 from assignors.catalog.registry import ELECTED, builtin_names
 from jobs import fs
 from jobs.manifest import MANIFEST_FILE, Manifest
+from jobs.schemas import OUTPUT_SCHEMAS
 
 REPORT_FILE = "report.html"
 TABLES = ("balance_metrics", "elections", "rejected", "rebalance_costs", "recommendations")
@@ -48,12 +49,19 @@ def read_manifest(spark: SparkSession, output_dir: str) -> Manifest | None:
     return None if text is None else Manifest.from_json(json.loads(text))
 
 
-def read_tables(spark: SparkSession, output_dir: str) -> dict[str, DataFrame | None]:
-    """The small output tables the report reads; None for a table this output does not have."""
+def read_tables(
+    spark: SparkSession, output_dir: str, own: bool = False
+) -> dict[str, DataFrame | None]:
+    """The small output tables the report reads; None for a table this output does not have.
+
+    `own`: the tables were written by this version (the pipeline's run), so they are read
+    with the contract's schemas; an output of an earlier version may lack columns, so its
+    schemas are read from the files."""
     out: dict[str, DataFrame | None] = {}
     for name in TABLES:
         path = f"{output_dir.rstrip('/')}/{name}"
-        out[name] = spark.read.parquet(path) if fs.exists(spark, path) else None
+        reader = spark.read.schema(OUTPUT_SCHEMAS[name]) if own else spark.read
+        out[name] = reader.parquet(path) if fs.exists(spark, path) else None
     return out
 
 

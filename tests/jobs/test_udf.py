@@ -8,6 +8,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from helpers.buckets import cogrouped
 
 import jobs.one_group
 import jobs.udf
@@ -64,6 +65,20 @@ def test_output_does_not_depend_on_the_order_rows_arrive_in() -> None:
     for seed in range(5):
         shuffled = pdf.sample(frac=1, random_state=seed).reset_index(drop=True)
         pd.testing.assert_frame_equal(plan_bucket(shuffled, TOPICS, context), expected)
+
+
+def test_members_apart_from_owned_rows_give_the_same_output() -> None:
+    # The job cogroups a bucket's members with its owned rows (two frames, each with only its
+    # kinds' columns); the output is the one frame's, with or without owned rows.
+    pdf = bucket()
+    context = ctx()
+    expected = plan_bucket(pdf, TOPICS, context)
+    assert (pdf["kind"] == KIND_OWNED).sum() > 20
+    pd.testing.assert_frame_equal(plan_bucket(cogrouped(pdf), TOPICS, context), expected)
+    fresh = pdf[pdf["kind"] == KIND_MEMBER].reset_index(drop=True)
+    pd.testing.assert_frame_equal(
+        plan_bucket(cogrouped(fresh), TOPICS, context), plan_bucket(fresh, TOPICS, context)
+    )
 
 
 def test_plugin_failure_fails_only_its_strategy() -> None:

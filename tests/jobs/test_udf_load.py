@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from helpers.buckets import cogrouped
 
 from assignors.analysis.load import (
     LOAD_METRIC_COLUMNS,
@@ -262,11 +263,12 @@ def test_bucket_offsets_rows_give_lags_and_unknown_group_warnings() -> None:
     metrics = tables["balance_metrics"]
     on_b = metrics["topic_count"] == 2
     assert metrics.loc[on_b, "total_weight"].tolist() == [8.0] * int(on_b.sum())
-    # shuffled rows: the same output
+    # shuffled rows, or members apart from owned and offsets rows (the job's cogroup): the
+    # same output
+    expected = plan_bucket(pdf, TOPICS, _ctx(True, True))
     shuffled = pdf.sample(frac=1, random_state=1).reset_index(drop=True)
-    pd.testing.assert_frame_equal(
-        plan_bucket(shuffled, TOPICS, _ctx(True, True)), plan_bucket(pdf, TOPICS, _ctx(True, True))
-    )
+    pd.testing.assert_frame_equal(plan_bucket(shuffled, TOPICS, _ctx(True, True)), expected)
+    pd.testing.assert_frame_equal(plan_bucket(cogrouped(pdf), TOPICS, _ctx(True, True)), expected)
 
 
 def test_bucket_without_offsets_or_weights_has_null_load() -> None:
