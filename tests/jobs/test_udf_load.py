@@ -271,6 +271,22 @@ def test_bucket_offsets_rows_give_lags_and_unknown_group_warnings() -> None:
     pd.testing.assert_frame_equal(plan_bucket(cogrouped(pdf), TOPICS, _ctx(True, True)), expected)
 
 
+def test_bucket_of_partition_rows_alone_reports_each_group() -> None:
+    # The job's cogroup calls a bucket whose groups have owned and offsets rows but no member
+    # at all with an empty members side: each such group is still reported.
+    pdf = _bucket(3)
+    rows = pdf[pdf["kind"] != KIND_MEMBER].reset_index(drop=True)
+    frames = cogrouped(rows)
+    assert frames[0].empty
+    assert not frames[1].empty
+    got = plan_bucket(frames, TOPICS, _ctx(True, True))
+    pd.testing.assert_frame_equal(got, plan_bucket(rows, TOPICS, _ctx(True, True)))
+    reasons = {(r.reason, r.group_id) for r in split_tables(got)["rejected"].itertuples()}
+    for g in range(5):  # its owned partition, then its offsets
+        assert {("NO_MEMBERS", f"g{g}"), ("OFFSETS_UNKNOWN_GROUP", f"g{g}")} <= reasons
+    assert ("OFFSETS_UNKNOWN_GROUP", "ghost") in reasons
+
+
 def test_bucket_without_offsets_or_weights_has_null_load() -> None:
     tables = split_tables(plan_bucket(_bucket(4), TOPICS, _ctx(False, False)))
     assert tables["assignments"]["lag"].isna().all()
