@@ -46,7 +46,6 @@ from jobs.schemas import (
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
-    struct,
 )
 from jobs.summary import strategy_summary, whatif_summary
 from jobs.together import together
@@ -284,7 +283,7 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
         else:
             rows = (
                 small.where(F.col("kind") == kind)
-                .select(F.from_json(PAYLOAD, struct(fields)).alias("r"))
+                .select(F.from_json(PAYLOAD, OUTPUT_SCHEMAS[table]).alias("r"))
                 .select("r.*")
             )
         out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
