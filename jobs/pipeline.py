@@ -286,8 +286,16 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
                 .select(F.from_json(PAYLOAD, OUTPUT_SCHEMAS[table]).alias("r"))
                 .select("r.*")
             )
-        out[table] = rows.select(*[F.col(n).cast(t).alias(n) for n, t, _ in fields])
+        out[table] = typed(rows, fields)
     return out
+
+
+def typed(frame: DataFrame, fields: tuple[tuple[str, T.DataType, bool], ...]) -> DataFrame:
+    """`fields`' columns of `frame`, cast to their types, in their order.
+
+    One SQL projection parsed in the JVM: a Column per field costs a dozen py4j round trips
+    each (about a second of driver time before every run's writes, for the same plan)."""
+    return frame.selectExpr(*[f"CAST(`{n}` AS {t.simpleString()}) AS `{n}`" for n, t, _ in fields])
 
 
 def _row_strategies() -> Column:
@@ -446,18 +454,22 @@ def _plan_and_write(
     )
     try:
         outputs = split_output(planned, small)
-        counts, timing = _output_counts(planned, outputs, small)
+        counts, timing = _output_counts(outputs, small)
         clock.lap("plan")
         log.info(
-            "planned %d groups, rejected %d, after %.1f s: %d assignment rows",
+            "planned %d groups, rejected %d, after %.1f s",
             counts["planned_groups"],
             counts["rejected_groups"],
             time.monotonic() - started,
-            counts["assignments"],
         )
         _write_tables(outputs, tmp, files)
     finally:
         small.unpersist()
+    # Counted as written: the files' footers hold their row counts (a small job), where
+    # counting the staged rows, each standing for one or more strategies, read them all.
+    written = spark.read.schema(OUTPUT_SCHEMAS["assignments"]).parquet(f"{tmp}/assignments")
+    counts["assignments"] = written.count()
+    log.info("%d assignment rows", counts["assignments"])
     return counts, timing
 
 
@@ -598,14 +610,10 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
 
 
 def _output_counts(
-    wide: DataFrame, outputs: dict[str, DataFrame], small: DataFrame
+    outputs: dict[str, DataFrame], small: DataFrame
 ) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
-    """Rows per table and groups planned and rejected; the buckets' timing rows."""
-    # an assignment row counts once per strategy it stands for (see SHARED_SEPARATOR)
-    rows = F.when(F.col("kind") == KIND_ASSIGNMENT, F.size(_row_strategies())).otherwise(1)
-    per_kind = wide.groupBy("kind").agg(F.sum(rows).alias("rows")).collect()
-    kinds = {r["kind"]: int(r["rows"]) for r in per_kind}
-    out: dict[str, Any] = {table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items()}
+    """Rows per small table (`assignments` is counted once written: `_plan_and_write`) and
+    groups planned and rejected; the buckets' timing rows."""
     # every input group has one elections row; NOT_PLANNED marks the rejected ones
     elections = outputs["elections"]
     planned = elections.where(~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False)))
@@ -615,13 +623,19 @@ def _output_counts(
     rejected_groups = rejected.where(
         (F.col("severity") == ERROR) & F.col("group_id").isNotNull() & F.col("strategy").isNull()
     ).select("group_id")
-    # from the caches the first count filled: small jobs, run together
-    out["planned_groups"], out["rejected_groups"], by_reason, timing = together(
+    # from the small rows' cache (the first job fills it): small jobs, run together
+    per_kind, planned_groups, rejected_groups_n, by_reason, timing = together(
+        small.groupBy("kind").count().collect,
         planned.count,
         rejected_groups.distinct().count,
         rejected.groupBy("severity", "reason").count().collect,
         lambda: _planning_seconds(small),
     )
+    kinds = {r["kind"]: int(r["count"]) for r in per_kind}
+    out: dict[str, Any] = {
+        table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items() if k != KIND_ASSIGNMENT
+    }
+    out["planned_groups"], out["rejected_groups"] = planned_groups, rejected_groups_n
     out["by_reason"] = {
         f"{r['severity']}:{r['reason']}": int(r["count"])
         for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))

@@ -11,22 +11,53 @@ from pyspark.sql import functions as F
 from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
-from jobs.report.tables import LOAD_COLUMNS, WORST_GROUPS, has
+from jobs.report.tables import GAP_BINS, LOAD_COLUMNS, MAX_BINS, WORST_GROUPS, has
 
 # ---- aggregates ---------------------------------------------------------------------------
 
 
-def _bin_index(col: str, bins: Sequence[tuple[int, int | None, str]]) -> Column:
-    expr = F.lit(len(bins) - 1)
-    for i in reversed(range(len(bins) - 1)):
-        high = bins[i][1]
+def _bin_index(col: str, bins: Sequence[tuple[int, int | None, str]]) -> str:
+    """SQL: the index of the bin `col` falls in (the last bin is open-ended)."""
+    cases = []
+    for i, (_, high, _) in enumerate(bins[:-1]):
         assert high is not None  # only the last bin is open-ended
-        expr = F.when(F.col(col) <= high, F.lit(i)).otherwise(expr)
-    return expr
+        cases.append(f"WHEN `{col}` <= {high} THEN {i}")
+    return f"CASE {' '.join(cases)} ELSE {len(bins) - 1} END"
 
 
-def overview(metrics: DataFrame, recs: DataFrame | None) -> dict[str, dict[str, Any]]:
-    """One row per strategy: the headline figures of the strategy table."""
+# The strategy table's headline figures; `_balance_aggs` adds the charts' bins and
+# percentiles to the same aggregation (prefixed, so they never collide with these).
+_OVERVIEW = (
+    "groups",
+    "partitions",
+    "fully_balanced",
+    "idle_members",
+    "moved",
+    "invalid",
+    "worst_max",
+    "gap_zero",
+    "gap_known",
+    "gap_max",
+    "gap_sum",
+    "rack_mismatches",
+)
+
+
+def _bins(prefix: str, col: str, bins: Sequence[tuple[int, int | None, str]]) -> list[Column]:
+    """Per bin of `col`, how many rows fall in it (nulls in none); and the rows not null.
+
+    SQL text, parsed in the JVM: built as Columns, the bins took hundreds of py4j round trips
+    (over half a second of driver time per page)."""
+    index = _bin_index(col, bins)
+    return [F.count(col).alias(f"{prefix}_rows")] + [
+        F.expr(f"sum(CASE WHEN `{col}` IS NOT NULL AND {index} = {i} THEN 1 ELSE 0 END)").alias(
+            f"{prefix}_{i}"
+        )
+        for i in range(len(bins))
+    ]
+
+
+def _balance_aggs(metrics: DataFrame, gap_col: str) -> list[Column]:
     aggs = [
         F.count(F.lit(1)).alias("groups"),
         F.sum("partition_count").alias("partitions"),
@@ -45,59 +76,82 @@ def overview(metrics: DataFrame, recs: DataFrame | None) -> dict[str, dict[str, 
         ]
     if has(metrics, "rack_mismatch_count"):
         aggs.append(F.sum("rack_mismatch_count").alias("rack_mismatches"))
-    rows = {r["strategy"]: r.asDict() for r in metrics.groupBy("strategy").agg(*aggs).collect()}
-    if recs is not None and has(recs, "recommended_strategy"):
-        for r in recs.groupBy("recommended_strategy").count().collect():
-            if r["recommended_strategy"] in rows:
-                rows[r["recommended_strategy"]]["recommended"] = int(r["count"])
+    aggs += _bins("bin_gap", gap_col, GAP_BINS)
+    aggs += _bins("bin_max", "max_partitions_per_member", MAX_BINS)
+    # `percentile` (exact, not `percentile_approx`) so the figures are the same on every
+    # run; like count and max it leaves nulls out.
+    for column, label in LOAD_COLUMNS:
+        if has(metrics, column):
+            aggs += [
+                F.count(column).alias(f"load_{label}_groups"),
+                F.percentile(F.col(column), F.lit(0.5)).alias(f"load_{label}_p50"),
+                F.percentile(F.col(column), F.lit(0.9)).alias(f"load_{label}_p90"),
+                F.max(column).alias(f"load_{label}_max"),
+            ]
+    return aggs
+
+
+def balance_figures(metrics: DataFrame, gap_col: str) -> dict[str, Any]:
+    """Every per-strategy figure of the page's balance sections, in one aggregation over
+    `balance_metrics` (one scan, two small Spark jobs, where a query per figure took a dozen):
+
+    - `present`: the strategies with rows;
+    - `overview`: per strategy, the strategy table's headline figures (`overview`);
+    - `gap`, `max`: per strategy with a non-null value, the groups in each bin of `gap_col`
+      (GAP_BINS) and of max_partitions_per_member (MAX_BINS);
+    - `load`: per load column present and filled (LOAD_COLUMNS' label), per strategy with a
+      value: groups measured and exact p50/p90/max.
+    """
+    rows = [
+        r.asDict()
+        for r in metrics.groupBy("strategy").agg(*_balance_aggs(metrics, gap_col)).collect()
+    ]
+    out: dict[str, Any] = {
+        "present": [r["strategy"] for r in rows],
+        "overview": {
+            r["strategy"]: {k: r[k] for k in ("strategy", *_OVERVIEW) if k in r} for r in rows
+        },
+    }
+    for key, bins in (("gap", GAP_BINS), ("max", MAX_BINS)):
+        out[key] = {
+            r["strategy"]: [int(r[f"bin_{key}_{i}"]) for i in range(len(bins))]
+            for r in rows
+            if r[f"bin_{key}_rows"]
+        }
+    load: dict[str, dict[str, dict[str, Any]]] = {}
+    for column, label in LOAD_COLUMNS:
+        if not has(metrics, column):
+            continue
+        per = {
+            r["strategy"]: {
+                "strategy": r["strategy"],
+                **{f: r[f"load_{label}_{f}"] for f in ("groups", "p50", "p90", "max")},
+            }
+            for r in rows
+            if r[f"load_{label}_groups"]
+        }
+        if per:
+            load[label] = per
+    out["load"] = load
+    return out
+
+
+def overview(
+    figures: dict[str, dict[str, Any]], recommended: dict[str, int] | None
+) -> dict[str, dict[str, Any]]:
+    """One row per strategy: the strategy table's figures (`balance_figures`), with the groups
+    each strategy is recommended for (None without a recommendations table)."""
+    rows = {s: dict(row) for s, row in figures.items()}
+    for s, count in (recommended or {}).items():
+        if s in rows:
+            rows[s]["recommended"] = count
     for row in rows.values():
-        row.setdefault("recommended", 0 if recs is not None else None)
+        row.setdefault("recommended", 0 if recommended is not None else None)
         if row.get("gap_known"):
             row["gap_zero_share"] = row["gap_zero"] / row["gap_known"]
             row["gap_mean"] = row["gap_sum"] / row["gap_known"]
         row["balanced_share"] = (row["fully_balanced"] or 0) / row["groups"]
     return rows
-
-
-def distribution(
-    metrics: DataFrame, column: str, bins: Sequence[tuple[int, int | None, str]]
-) -> dict[str, list[int]]:
-    """Per strategy, how many groups fall in each bin of `column` (nulls left out)."""
-    rows = (
-        metrics.where(F.col(column).isNotNull())
-        .groupBy("strategy", _bin_index(column, bins).alias("bin"))
-        .count()
-        .collect()
-    )
-    out: dict[str, list[int]] = {}
-    for r in rows:
-        out.setdefault(r["strategy"], [0] * len(bins))[r["bin"]] = int(r["count"])
-    return out
-
-
-def load_imbalance(metrics: DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
-    """Per load column present and filled: per strategy, groups measured and exact p50/p90/max.
-
-    `percentile` (exact, not `percentile_approx`) so the figures are the same on every run.
-    """
-    out: dict[str, dict[str, dict[str, Any]]] = {}
-    for column, label in LOAD_COLUMNS:
-        if not has(metrics, column):
-            continue
-        rows = (
-            metrics.where(F.col(column).isNotNull())
-            .groupBy("strategy")
-            .agg(
-                F.count(F.lit(1)).alias("groups"),
-                F.percentile(F.col(column), F.lit(0.5)).alias("p50"),
-                F.percentile(F.col(column), F.lit(0.9)).alias("p90"),
-                F.max(column).alias("max"),
-            )
-            .collect()
-        )
-        if rows:
-            out[label] = {r["strategy"]: r.asDict() for r in rows}
-    return out
 
 
 def rebalance_costs(costs: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
@@ -118,10 +172,25 @@ def rebalance_costs(costs: DataFrame) -> dict[tuple[str, str], dict[str, Any]]:
     return {(r["strategy"], r["scenario"]): r.asDict() for r in rows}
 
 
-def recommendation_mix(recs: DataFrame) -> list[dict[str, Any]]:
+def recommendation_counts(recs: DataFrame) -> list[dict[str, Any]]:
+    """Groups per (current strategy, recommended strategy), or per recommended strategy only
+    when the table has no current_strategy: the mix and the overview's counts from one query."""
+    keys = [c for c in ("current_strategy", "recommended_strategy") if has(recs, c)]
+    return [r.asDict() for r in recs.groupBy(*keys).count().collect()]
+
+
+def recommended_per_strategy(counts: list[dict[str, Any]]) -> dict[str, int]:
+    """Groups recommended per strategy (`recommendation_counts`' rows)."""
+    out: dict[str, int] = {}
+    for r in counts:
+        if r["recommended_strategy"] is not None:
+            out[r["recommended_strategy"]] = out.get(r["recommended_strategy"], 0) + int(r["count"])
+    return out
+
+
+def recommendation_mix(counts: list[dict[str, Any]]) -> list[dict[str, Any]]:
     """(current strategy -> recommended strategy, groups), most groups first."""
-    rows = recs.groupBy("current_strategy", "recommended_strategy").count().collect()
-    mix = [r.asDict() for r in rows]
+    mix = [dict(r) for r in counts]
     mix.sort(
         key=lambda r: (-r["count"], r["current_strategy"] or "", r["recommended_strategy"] or "")
     )

@@ -15,12 +15,13 @@ from assignors.whatif.simulation import SCENARIOS
 from jobs.group_view import describe_command
 from jobs.manifest import MANIFEST_FILE, Manifest
 from jobs.report.aggregates import (
-    distribution,
+    balance_figures,
     elected_mix,
-    load_imbalance,
     overview,
     rebalance_costs,
+    recommendation_counts,
     recommendation_mix,
+    recommended_per_strategy,
     rejected_by_reason,
     worst_groups,
 )
@@ -37,9 +38,9 @@ from jobs.report.tables import (
     strategy_order,
 )
 
-# Every aggregation of the page at once: a dozen jobs over small tables, each mostly driver
-# latency, so they overlap better all together than four at a time (`jobs.together`).
-REPORT_JOBS = 12
+# Every aggregation of the page at once: small jobs over small tables, each mostly driver
+# latency, so they overlap better all together than a few at a time (`jobs.together`).
+REPORT_JOBS = 8
 
 # ---- the page -----------------------------------------------------------------------------
 
@@ -64,17 +65,13 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
     metrics, elections, rejected = t["balance_metrics"], t["elections"], t["rejected"]
     costs, recs = t["rebalance_costs"], t["recommendations"]
     if metrics is not None:
-        q.start("present", lambda: metrics.select("strategy").distinct().collect())
-        q.start("overview", overview, metrics, recs)
         gap_col = "balance_gap" if has(metrics, "balance_gap") else "partition_spread"
-        q.start("gap", distribution, metrics, gap_col, GAP_BINS)
-        q.start("max", distribution, metrics, "max_partitions_per_member", MAX_BINS)
-        q.start("load", load_imbalance, metrics)
+        q.start("balance", balance_figures, metrics, gap_col)
         q.start("worst", worst_groups, metrics, elections, recs)
     if costs is not None:
         q.start("costs", rebalance_costs, costs)
-    if recs is not None and has(recs, "current_strategy", "recommended_strategy"):
-        q.start("recommendations", recommendation_mix, recs)
+    if recs is not None and has(recs, "recommended_strategy"):
+        q.start("recommended", recommendation_counts, recs)
     if rejected is not None:
         q.start("rejected", rejected_by_reason, rejected)
     if elections is not None:
@@ -118,7 +115,7 @@ def _context(
     }
     notes = ctx["notes"]
     present = (
-        [r["strategy"] for r in q.get("present")]
+        q.get("balance")["present"]
         if metrics is not None
         else (list(manifest.strategies) if manifest is not None else [])
     )
@@ -212,7 +209,8 @@ def _balance_section(
     if metrics is None:
         notes.setdefault("balance", []).append(absent_table("balance_metrics"))
         return
-    ctx["overview"] = q.get("overview")
+    figures = q.get("balance")
+    ctx["overview"] = overview(figures["overview"], _recommended(q, recs))
     if not ctx["overview"]:
         notes.setdefault("balance", []).append("balance_metrics is empty: no group was planned.")
     ctx["has_gap"] = has(metrics, "balance_gap")
@@ -232,14 +230,14 @@ def _balance_section(
             " an upper bound of the gap that heterogeneous subscriptions can make unreachable."
         )
     ctx["gap_column"] = gap_col
-    gap = q.get("gap")
+    gap = figures["gap"]
     with_rows = [s for s in order if s in gap]
     if with_rows:
         labels = [b[2] for b in GAP_BINS]
         if not ctx["has_gap"]:
             labels[0] = "0"  # a spread of 0 is not "best possible" (the gap's verdict) per se
         ctx["charts"]["gap"] = charts.gap_chart(with_rows, gap, labels)
-    most = q.get("max")
+    most = figures["max"]
     with_rows = [s for s in order if s in most]
     if with_rows:
         # only the bins from the first to the last one holding a group
@@ -251,7 +249,7 @@ def _balance_section(
             [b[2] for b in MAX_BINS[lo:hi]],
             "max partitions per member",
         )
-    ctx["load"] = q.get("load")
+    ctx["load"] = figures["load"]
     missing = [c for c, _ in LOAD_COLUMNS if not has(metrics, c)]
     if missing:
         notes.setdefault("load", []).append(
@@ -269,6 +267,15 @@ def _balance_section(
             }
             panels.append((f"{label} imbalance (max / mean)", ["p50", "p90"], values))
         ctx["charts"]["load"] = charts.grouped_bars("load", panels, order)
+
+
+def _recommended(q: _Queries, recs: DataFrame | None) -> dict[str, int] | None:
+    """Groups recommended per strategy; None without a recommendations table."""
+    if recs is None:
+        return None
+    return (
+        recommended_per_strategy(q.get("recommended")) if has(recs, "recommended_strategy") else {}
+    )
 
 
 def _cost_section(
@@ -316,4 +323,4 @@ def _recommendation_section(
             "The recommendations table lacks current_strategy or recommended_strategy."
         )
         return
-    ctx["recommendations"] = q.get("recommendations")
+    ctx["recommendations"] = recommendation_mix(q.get("recommended"))
