@@ -25,10 +25,11 @@ def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:
             # the worst backlog one member holds under the strategy (null without offsets)
             F.max("max_member_lag").alias("max_member_lag"),
         )
-        .orderBy("strategy")
         .collect()
     )
-    return [r.asDict() for r in rows]
+    # sorted here: Spark's orderBy would add a sampling job and a shuffle for a few rows
+    # (Python's order of str is Spark's: by code point)
+    return sorted((r.asDict() for r in rows), key=lambda r: r["strategy"])
 
 
 def whatif_summary(costs: DataFrame, recommendations: DataFrame) -> list[dict[str, Any]]:

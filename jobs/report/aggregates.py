@@ -12,6 +12,7 @@ from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
 from jobs.report.tables import GAP_BINS, LOAD_COLUMNS, MAX_BINS, WORST_GROUPS, has
+from jobs.together import together
 
 # ---- aggregates ---------------------------------------------------------------------------
 
@@ -25,8 +26,8 @@ def _bin_index(col: str, bins: Sequence[tuple[int, int | None, str]]) -> str:
     return f"CASE {' '.join(cases)} ELSE {len(bins) - 1} END"
 
 
-# The strategy table's headline figures; `_balance_aggs` adds the charts' bins and
-# percentiles to the same aggregation (prefixed, so they never collide with these).
+# The strategy table's headline figures; `_balance_aggs` adds the charts' bins to the same
+# aggregation (prefixed, so they never collide with these).
 _OVERVIEW = (
     "groups",
     "partitions",
@@ -78,34 +79,21 @@ def _balance_aggs(metrics: DataFrame, gap_col: str) -> list[Column]:
         aggs.append(F.sum("rack_mismatch_count").alias("rack_mismatches"))
     aggs += _bins("bin_gap", gap_col, GAP_BINS)
     aggs += _bins("bin_max", "max_partitions_per_member", MAX_BINS)
-    # `percentile` (exact, not `percentile_approx`) so the figures are the same on every
-    # run; like count and max it leaves nulls out.
-    for column, label in LOAD_COLUMNS:
-        if has(metrics, column):
-            aggs += [
-                F.count(column).alias(f"load_{label}_groups"),
-                F.percentile(F.col(column), F.lit(0.5)).alias(f"load_{label}_p50"),
-                F.percentile(F.col(column), F.lit(0.9)).alias(f"load_{label}_p90"),
-                F.max(column).alias(f"load_{label}_max"),
-            ]
     return aggs
 
 
 def balance_figures(metrics: DataFrame, gap_col: str) -> dict[str, Any]:
-    """Every per-strategy figure of the page's balance sections, in one aggregation over
-    `balance_metrics` (one scan, two small Spark jobs, where a query per figure took a dozen):
+    """The per-strategy figures of the page's balance sections but the load percentiles
+    (`load_imbalance`), in one aggregation over `balance_metrics` (one scan and two small
+    Spark jobs, where a query per figure took five scans and ten jobs):
 
     - `present`: the strategies with rows;
     - `overview`: per strategy, the strategy table's headline figures (`overview`);
     - `gap`, `max`: per strategy with a non-null value, the groups in each bin of `gap_col`
-      (GAP_BINS) and of max_partitions_per_member (MAX_BINS);
-    - `load`: per load column present and filled (LOAD_COLUMNS' label), per strategy with a
-      value: groups measured and exact p50/p90/max.
+      (GAP_BINS) and of max_partitions_per_member (MAX_BINS).
     """
-    rows = [
-        r.asDict()
-        for r in metrics.groupBy("strategy").agg(*_balance_aggs(metrics, gap_col)).collect()
-    ]
+    aggs = _balance_aggs(metrics, gap_col)
+    rows = [r.asDict() for r in metrics.groupBy("strategy").agg(*aggs).collect()]
     out: dict[str, Any] = {
         "present": [r["strategy"] for r in rows],
         "overview": {
@@ -118,21 +106,44 @@ def balance_figures(metrics: DataFrame, gap_col: str) -> dict[str, Any]:
             for r in rows
             if r[f"bin_{key}_rows"]
         }
-    load: dict[str, dict[str, dict[str, Any]]] = {}
-    for column, label in LOAD_COLUMNS:
-        if not has(metrics, column):
-            continue
+    return out
+
+
+def load_imbalance(metrics: DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
+    """Per load column present and filled (LOAD_COLUMNS' label): per strategy with a value,
+    groups measured and exact p50/p90/max. One query for every column.
+
+    `percentile` (exact, not `percentile_approx`) so the figures are the same on every run;
+    like count and max it leaves nulls out. Apart from `balance_figures`: an exact percentile
+    makes the whole aggregation an object aggregate without generated code (measured about
+    twice as slow over the other figures' columns)."""
+    columns = [(c, label) for c, label in LOAD_COLUMNS if has(metrics, c)]
+    if not columns:
+        return {}
+    aggs = []
+    for column, label in columns:
+        aggs += [
+            F.count(column).alias(f"{label}_groups"),
+            F.percentile(F.col(column), F.lit(0.5)).alias(f"{label}_p50"),
+            F.percentile(F.col(column), F.lit(0.9)).alias(f"{label}_p90"),
+            F.max(column).alias(f"{label}_max"),
+        ]
+    filled = F.lit(False)
+    for column, _ in columns:
+        filled = filled | F.col(column).isNotNull()
+    rows = [r.asDict() for r in metrics.where(filled).groupBy("strategy").agg(*aggs).collect()]
+    out: dict[str, dict[str, dict[str, Any]]] = {}
+    for _, label in columns:
         per = {
             r["strategy"]: {
                 "strategy": r["strategy"],
-                **{f: r[f"load_{label}_{f}"] for f in ("groups", "p50", "p90", "max")},
+                **{f: r[f"{label}_{f}"] for f in ("groups", "p50", "p90", "max")},
             }
             for r in rows
-            if r[f"load_{label}_groups"]
+            if r[f"{label}_groups"]
         }
         if per:
-            load[label] = per
-    out["load"] = load
+            out[label] = per
     return out
 
 
@@ -280,17 +291,30 @@ def worst_groups(
         "lag_imbalance",
         "weight_imbalance",
     ]
-    top = rows.orderBy(*order).limit(WORST_GROUPS)
-    top = top.select(*[c for c in wanted if c in top.columns])
-    if has(elections, "elected_strategy") and "elected_strategy" not in top.columns:
+    columns = [c for c in wanted if c in rows.columns]
+    top = [r.asDict() for r in rows.orderBy(*order).limit(WORST_GROUPS).select(*columns).collect()]
+    # Their elected and recommended strategies, looked up by id (a filter the Parquet reader
+    # applies), not joined: a left join with the top rows shuffled or broadcast every group's
+    # elections and recommendations rows.
+    ids = [r["group_id"] for r in top]
+    lookups: list[tuple[DataFrame, list[str]]] = []
+    if has(elections, "elected_strategy"):
         assert elections is not None
-        top = top.join(
-            elections.select("group_id", "elected_strategy"), "group_id", "left"
-        ).orderBy(*order)
+        lookups.append((elections, ["elected_strategy"]))
     if has(recs, "recommended_strategy"):
         assert recs is not None
-        extra = [c for c in ("reason",) if c in recs.columns]
-        top = top.join(
-            recs.select("group_id", "recommended_strategy", *extra), "group_id", "left"
-        ).orderBy(*order)
-    return [r.asDict() for r in top.collect()], basis
+        lookups.append((recs, ["recommended_strategy", *[c for c in ("reason",) if has(recs, c)]]))
+    found = together(
+        *[
+            lambda t=table, c=cols: {
+                r["group_id"]: r.asDict()
+                for r in t.where(F.col("group_id").isin(ids)).select("group_id", *c).collect()
+            }
+            for table, cols in lookups
+        ]
+    )
+    for (_, cols), by_id in zip(lookups, found, strict=True):
+        for row in top:
+            match = by_id.get(row["group_id"], {})
+            row.update({c: match.get(c) for c in cols})
+    return top, basis

@@ -17,6 +17,7 @@ from jobs.manifest import MANIFEST_FILE, Manifest
 from jobs.report.aggregates import (
     balance_figures,
     elected_mix,
+    load_imbalance,
     overview,
     rebalance_costs,
     recommendation_counts,
@@ -67,6 +68,7 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
     if metrics is not None:
         gap_col = "balance_gap" if has(metrics, "balance_gap") else "partition_spread"
         q.start("balance", balance_figures, metrics, gap_col)
+        q.start("load", load_imbalance, metrics)
         q.start("worst", worst_groups, metrics, elections, recs)
     if costs is not None:
         q.start("costs", rebalance_costs, costs)
@@ -249,7 +251,7 @@ def _balance_section(
             [b[2] for b in MAX_BINS[lo:hi]],
             "max partitions per member",
         )
-    ctx["load"] = figures["load"]
+    ctx["load"] = q.get("load")
     missing = [c for c, _ in LOAD_COLUMNS if not has(metrics, c)]
     if missing:
         notes.setdefault("load", []).append(

@@ -1,4 +1,4 @@
-"""The report's per-strategy figures, one aggregation over `balance_metrics`, against a
+"""The report's per-strategy figures, two aggregations over `balance_metrics`, against a
 plain-Python count of the same rows: bins and percentiles leave nulls out, and a strategy
 with no value of a column has no entry for it (the page then draws nothing for it)."""
 
@@ -12,6 +12,7 @@ from pyspark.sql import types as T
 
 from jobs.report.aggregates import (
     balance_figures,
+    load_imbalance,
     overview,
     recommendation_mix,
     recommended_per_strategy,
@@ -32,18 +33,20 @@ SCHEMA = T.StructType(
         T.StructField("max_partitions_per_member", T.IntegerType()),
         T.StructField("balance_gap", T.IntegerType()),
         T.StructField("lag_imbalance", T.DoubleType()),
+        T.StructField("weight_imbalance", T.DoubleType()),
     ]
 )
-# (strategy, max per member, gap, lag imbalance): `sticky` has no gap and no lag at all
+# (strategy, max per member, gap, lag imbalance, weight imbalance): `sticky` has no gap and
+# no lag at all, `range` no weight
 ROWS = [
-    ("range", 0, 0, 1.0),
-    ("range", 1, 1, None),
-    ("range", 2, 3, 2.5),
-    ("range", 4, 7, 1.5),
-    ("range", 600, 20, 9.0),
-    ("range", 5, None, 3.0),
-    ("sticky", 3, None, None),
-    ("sticky", 17, None, None),
+    ("range", 0, 0, 1.0, None),
+    ("range", 1, 1, None, None),
+    ("range", 2, 3, 2.5, None),
+    ("range", 4, 7, 1.5, None),
+    ("range", 600, 20, 9.0, None),
+    ("range", 5, None, 3.0, None),
+    ("sticky", 3, None, None, 1.25),
+    ("sticky", 17, None, None, None),
 ]
 
 
@@ -62,10 +65,11 @@ def _percentile(values: list[float], q: float) -> float:
 
 def test_one_aggregation_gives_every_balance_figure(spark: Any) -> None:
     rows = [
-        (f"g{i}", s, 10 + i, i % 2 == 0, i % 3, i, i != 4, most, gap, lag)
-        for i, (s, most, gap, lag) in enumerate(ROWS)
+        (f"g{i}", s, 10 + i, i % 2 == 0, i % 3, i, i != 4, most, gap, lag, weight)
+        for i, (s, most, gap, lag, weight) in enumerate(ROWS)
     ]
-    figures = balance_figures(spark.createDataFrame(rows, SCHEMA), "balance_gap")
+    metrics = spark.createDataFrame(rows, SCHEMA)
+    figures = balance_figures(metrics, "balance_gap")
 
     assert sorted(figures["present"]) == ["range", "sticky"]
     by = {s: [r for r in rows if r[1] == s] for s in ("range", "sticky")}
@@ -80,7 +84,7 @@ def test_one_aggregation_gives_every_balance_figure(spark: Any) -> None:
             expected_gap[_bin(r[8], GAP_BINS)] += 1
     assert figures["gap"] == {"range": expected_gap}  # sticky: no gap, no bins
     lags = [r[9] for r in by["range"] if r[9] is not None]
-    assert figures["load"] == {
+    assert load_imbalance(metrics) == {
         "lag": {
             "range": {
                 "strategy": "range",
@@ -89,8 +93,11 @@ def test_one_aggregation_gives_every_balance_figure(spark: Any) -> None:
                 "p90": pytest.approx(_percentile(lags, 0.9)),
                 "max": max(lags),
             }
-        }
-    }  # no weight_imbalance column: no weight panel
+        },
+        "weight": {
+            "sticky": {"strategy": "sticky", "groups": 1, "p50": 1.25, "p90": 1.25, "max": 1.25}
+        },
+    }
     range_ = figures["overview"]["range"]
     assert range_["groups"] == 6
     assert range_["partitions"] == sum(r[2] for r in by["range"])
