@@ -26,22 +26,9 @@ def _bin_index(col: str, bins: Sequence[tuple[int, int | None, str]]) -> str:
     return f"CASE {' '.join(cases)} ELSE {len(bins) - 1} END"
 
 
-# The strategy table's headline figures; `_balance_aggs` adds the charts' bins to the same
-# aggregation (prefixed, so they never collide with these).
-_OVERVIEW = (
-    "groups",
-    "partitions",
-    "fully_balanced",
-    "idle_members",
-    "moved",
-    "invalid",
-    "worst_max",
-    "gap_zero",
-    "gap_known",
-    "gap_max",
-    "gap_sum",
-    "rack_mismatches",
-)
+# The charts' bins ride in the same aggregation as the strategy table's headline figures,
+# their columns named with this prefix.
+_BIN = "bin_"
 
 
 def _bins(prefix: str, col: str, bins: Sequence[tuple[int, int | None, str]]) -> list[Column]:
@@ -77,8 +64,8 @@ def _balance_aggs(metrics: DataFrame, gap_col: str) -> list[Column]:
         ]
     if has(metrics, "rack_mismatch_count"):
         aggs.append(F.sum("rack_mismatch_count").alias("rack_mismatches"))
-    aggs += _bins("bin_gap", gap_col, GAP_BINS)
-    aggs += _bins("bin_max", "max_partitions_per_member", MAX_BINS)
+    aggs += _bins(f"{_BIN}gap", gap_col, GAP_BINS)
+    aggs += _bins(f"{_BIN}max", "max_partitions_per_member", MAX_BINS)
     return aggs
 
 
@@ -97,14 +84,14 @@ def balance_figures(metrics: DataFrame, gap_col: str) -> dict[str, Any]:
     out: dict[str, Any] = {
         "present": [r["strategy"] for r in rows],
         "overview": {
-            r["strategy"]: {k: r[k] for k in ("strategy", *_OVERVIEW) if k in r} for r in rows
+            r["strategy"]: {k: v for k, v in r.items() if not k.startswith(_BIN)} for r in rows
         },
     }
     for key, bins in (("gap", GAP_BINS), ("max", MAX_BINS)):
         out[key] = {
-            r["strategy"]: [int(r[f"bin_{key}_{i}"]) for i in range(len(bins))]
+            r["strategy"]: [int(r[f"{_BIN}{key}_{i}"]) for i in range(len(bins))]
             for r in rows
-            if r[f"bin_{key}_rows"]
+            if r[f"{_BIN}{key}_rows"]
         }
     return out
 
