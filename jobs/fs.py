@@ -67,8 +67,12 @@ class LocalFs:
             fd = os.open(path, os.O_CREAT | os.O_EXCL | os.O_WRONLY, 0o644)
         except FileExistsError:
             return False
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
+        try:
+            with os.fdopen(fd, "w", encoding="utf-8") as f:
+                f.write(text)
+        except BaseException:  # a full disk, a stop: no empty file that looks held forever
+            os.unlink(path)
+            raise
         return True
 
     def read_text(self, path: str) -> str | None:

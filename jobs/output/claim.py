@@ -191,8 +191,10 @@ def _claimed(
         fs.mkdirs(target.parent)
     except OSError as exc:
         raise OutputError(f"cannot create the output's parent {target.parent}: {exc}") from exc
-    lock(target, lease_s)
     try:
+        # Taken inside the try: a stop (SIGTERM, Ctrl-C) that lands after the lock is written
+        # but before it is held still removes it. `unlock` removes this run's lock only.
+        lock(target, lease_s)
         _clean_stale(target)
         _check_contents(target, force, marker, what)
         if target.place.local:

@@ -138,3 +138,49 @@ def test_a_run_whose_lock_was_taken_over_does_not_swap_its_output_in(tmp_path: P
         lock.unlock(target)
     assert (out / "_manifest.json").read_text() == '{"ds": "previous"}'
     assert sorted(p.name for p in tmp_path.iterdir()) == [".out.__lock", "out"]
+
+
+def test_a_stop_just_after_the_lock_is_written_still_removes_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """SIGTERM unwinds as KeyboardInterrupt: landing between writing the lock and holding it,
+    it must not leave a lock that blocks the next run."""
+    import importlib
+
+    claim = importlib.import_module("jobs.output.claim")  # the module, not its function
+
+    def lock_then_stop(target: Target, lease_s: float) -> None:
+        lock.lock(target, lease_s)
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(claim, "lock", lock_then_stop)
+    claimed = claim._claimed(_target(tmp_path), False, "_manifest.json", "an output", 300)
+    with pytest.raises(KeyboardInterrupt), claimed:
+        pytest.fail("the claim was interrupted before it was held")
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    assert lock._beats == {}
+
+
+def test_a_lock_whose_text_cannot_be_written_is_not_left_empty(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A full disk while writing the lock: an empty lock names no holder that could be judged
+    gone, so it would stop every later run until removed by hand."""
+    real_fdopen = os.fdopen
+
+    def full_disk(fd: int, *args: object, **kwargs: object) -> object:
+        f = real_fdopen(fd, *args, **kwargs)  # type: ignore[call-overload]
+
+        def write(text: str) -> int:
+            raise OSError(28, "No space left on device")
+
+        f.write = write
+        return f
+
+    monkeypatch.setattr(os, "fdopen", full_disk)
+    with pytest.raises(OutputError, match="No space left on device"):
+        lock.lock(_target(tmp_path))
+    monkeypatch.undo()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
+    lock.lock(target := _target(tmp_path, "next"))  # the next run takes it
+    lock.unlock(target)
