@@ -135,9 +135,13 @@ class HadoopFs:
         except Exception:  # FileAlreadyExistsException (or a race with another creator)
             return False
         try:
-            stream.write(bytearray(text.encode("utf-8")))
-        finally:
-            stream.close()
+            try:
+                stream.write(bytearray(text.encode("utf-8")))
+            finally:
+                stream.close()
+        except BaseException:  # as locally: no empty file that looks held forever
+            self._fs.delete(self._p(path), False)
+            raise
         return True
 
     def read_text(self, path: str) -> str | None:

@@ -184,3 +184,35 @@ def test_a_lock_whose_text_cannot_be_written_is_not_left_empty(
     assert sorted(p.name for p in tmp_path.iterdir()) == []
     lock.lock(target := _target(tmp_path, "next"))  # the next run takes it
     lock.unlock(target)
+
+
+def test_on_hadoop_a_lock_whose_text_cannot_be_written_is_removed_too() -> None:
+    from types import SimpleNamespace
+
+    from jobs.fs import HadoopFs
+
+    class Stream:
+        def write(self, data: bytearray) -> None:
+            raise OSError("quota exceeded")
+
+        def close(self) -> None:
+            pass
+
+    files: set[str] = set()
+
+    class Fs:  # the few calls of Hadoop's FileSystem that create_new makes
+        def create(self, path: str, overwrite: bool) -> Stream:
+            files.add(path)
+            return Stream()
+
+        def delete(self, path: str, recursive: bool) -> bool:
+            files.discard(path)
+            return True
+
+    fs = HadoopFs.__new__(HadoopFs)
+    fs._fs = Fs()
+    fs._jvm = SimpleNamespace(org=SimpleNamespace(apache=SimpleNamespace(hadoop=SimpleNamespace(
+        fs=SimpleNamespace(Path=str)))))  # fmt: skip
+    with pytest.raises(OSError, match="quota exceeded"):
+        fs.create_new("hdfs://nn/data/.out.__lock", "{}")
+    assert files == set()
