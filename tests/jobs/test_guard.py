@@ -3,6 +3,7 @@ fails only the (group, strategy) it touched, with a rejected row naming it."""
 
 from __future__ import annotations
 
+import gc
 import json
 from pathlib import Path
 from typing import Any
@@ -11,7 +12,7 @@ import pandas as pd
 import pytest
 
 from assignors.inputs.validation import TopicStatus
-from jobs.guard import GuardSettings
+from jobs.guard import GuardSettings, guarded
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -168,3 +169,13 @@ def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() ->
     assert list(frame["x"]) == [2]
     assert problems == []
     assert key not in memo.entries
+
+
+def test_the_child_plans_without_the_cyclic_collector_and_the_parent_keeps_it() -> None:
+    """The child ends with its bucket: no collection walks what the bucket made."""
+    enabled = gc.isenabled()
+    frame, problems = guarded(
+        lambda _: pd.DataFrame({"gc": [gc.isenabled()]}), GuardSettings(30, 0), bool
+    )
+    assert (frame["gc"].tolist(), problems) == ([False], [])
+    assert gc.isenabled() is enabled
