@@ -38,6 +38,7 @@ from assignors.analysis.metrics import (
     REBALANCE_ROUNDS,
     Metrics,
     balance_metrics,
+    previous_by_topic,
 )
 from assignors.catalog.catalog import Strategy, StrategyCatalog
 from assignors.catalog.election import (
@@ -343,7 +344,7 @@ class _Runner:
     load: GroupLoad = NO_LOAD
     weight_bound: int | None = None
     balanced_loads: dict[TopicPartition, int] | None = None
-    memo: dict[object, Metrics] = field(default_factory=dict)
+    memo: dict[object, list[_Seen]] = field(default_factory=dict)
     # the last strategy's result, metrics row and columns (see `_rows`)
     last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None
 
@@ -356,7 +357,7 @@ class _Runner:
         load: GroupLoad = NO_LOAD,
         weight_bound: int | None = None,
         balanced_loads: dict[TopicPartition, int] | None = None,
-        memo: dict[object, Metrics] | None = None,
+        memo: dict[object, list[_Seen]] | None = None,
         last: tuple[Rebalance, Metrics, AssignmentColumns] | None = None,
     ) -> None:
         self.spec = spec
@@ -439,6 +440,8 @@ class _Runner:
         received: list[int] = []
         lags: list[int | None] = []
         prev = self.previous or None
+        # by topic and partition: a list index per row, not a hashed partition tuple
+        before = previous_by_topic(self.spec, prev) if prev is not None else {}
         rounds = result.received_round or None
         lag_map = self.load.lags
         instance = {m.member_id: m.group_instance_id for m in self.spec.members}
@@ -453,8 +456,15 @@ class _Runner:
             if prev is None:
                 previous += [None] * n
             else:
-                get_prev = prev.get
-                previous += [get_prev(tp) for tp in tps]
+                get_prev, get_before = prev.get, before.get
+                # `before` has every partition of a valid assignment; a plugin's bogus or
+                # unsubscribed partition is looked up in `prev`
+                previous += [
+                    row[tp[1]]
+                    if (row := get_before(tp[0])) is not None and 0 <= tp[1] < len(row)
+                    else get_prev(tp)
+                    for tp in tps
+                ]
             if rounds is None:
                 received += [1] * n
             else:
@@ -473,10 +483,15 @@ class _Runner:
         `balanced` often matches one of them), and every input of the metrics but the
         assignment and its rounds is the group's. The rounds only set `rebalance_rounds`:
         an eager and a cooperative strategy that agree share the rest of the row."""
-        key = _assignment_key(assignment)
-        found = self.memo.get(key)
-        if found is not None:
-            return {**found, REBALANCE_ROUNDS: rounds}
+        # Keyed by the members' partition counts (cheap); a full key (hashing every partition)
+        # only when an earlier assignment has the same counts.
+        shape = _assignment_shape(assignment)
+        seen = self.memo.setdefault(shape, [])
+        if seen:
+            key = _assignment_key(assignment)
+            for other in seen:
+                if other.key() == key:
+                    return {**other.metrics, REBALANCE_ROUNDS: rounds}
         spec = self.spec
         metrics = balance_metrics(spec, assignment, self.previous, rounds)
         metrics.update(
@@ -489,7 +504,7 @@ class _Runner:
                 weight_bound=self.weight_bound,
             )
         )
-        self.memo[key] = metrics
+        seen.append(_Seen(assignment, metrics))
         return dict(metrics)
 
     def _failed(self, strategy: Strategy, label: str, reason: str, exc: BaseException) -> None:
@@ -505,6 +520,30 @@ def _same_rows(a: Assignment, b: Assignment) -> bool:
     the same order, each with the same partitions in the same order (compared in C, and at
     once where the partition tuples are the same objects)."""
     return a is b or (len(a) == len(b) and list(a.items()) == list(b.items()))
+
+
+@dataclass(slots=True, init=False)
+class _Seen:
+    """An assignment whose metrics row was computed, with its full key once one is needed."""
+
+    assignment: Assignment
+    metrics: Metrics
+    _key: object | None = field(default=None, init=False)
+
+    def __init__(self, assignment: Assignment, metrics: Metrics) -> None:
+        self.assignment = assignment
+        self.metrics = metrics
+        self._key = None
+
+    def key(self) -> object:
+        if self._key is None:
+            self._key = _assignment_key(self.assignment)
+        return self._key
+
+
+def _assignment_shape(assignment: Assignment) -> object:
+    """Each member's partition count, in member order: equal for equal assignments."""
+    return tuple(sorted((member_id, len(tps)) for member_id, tps in assignment.items()))
 
 
 def _assignment_key(assignment: Assignment) -> object:

@@ -332,6 +332,16 @@ def _previous_rows(
     return rows, count
 
 
+def previous_by_topic(
+    spec: GroupSpec, previous: Mapping[TopicPartition, str]
+) -> dict[str, list[str | None]]:
+    """topic -> each partition's previous owner, for the group's subscribed topics (the other
+    partitions of `previous` are left out): a list index per partition where a million
+    partition tuples would each be hashed for a lookup. Shared with the metrics; callers must
+    not modify it."""
+    return _previous_rows(_facts(spec), previous)[0]
+
+
 @dataclass(slots=True, init=False)
 class _Counted:
     """A valid assignment's `Scan` with its moved and revoked partitions (None without a
