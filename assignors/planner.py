@@ -542,7 +542,7 @@ class _Seen:
 
 
 def _assignment_shape(assignment: Assignment) -> object:
-    """Each member's partition count, in member order: equal for equal assignments."""
+    """Each member's partition count, sorted by member: equal for equal assignments."""
     return tuple(sorted((member_id, len(tps)) for member_id, tps in assignment.items()))
 
 

@@ -133,7 +133,7 @@ def _child(
     faulthandler.disable()  # a crash is reported once, by the parent, not as a stack dump
     # No cyclic collection in a child that ends when its bucket is done: a plan holds no
     # cycles (`jobs.udf._no_cyclic_gc`), and turning the collector back on at the end walks
-    # every object the bucket made (0.75 s on a 1M-partition group) for memory that `_exit`
+    # every object the bucket made (about 1 s on a 1M-partition group) for memory `_exit`
     # returns whole. It also leaves the pages shared with the parent unwritten.
     gc.disable()
     try:
