@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
 
@@ -252,57 +252,72 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     """
     out = {}
     for kind, (table, fields) in OUTPUT_TABLES.items():
+        within, computed = None, {}  # the projection's columns are those of `rows`
         if kind == KIND_ASSIGNMENT:
             # one row per strategy the row stands for, with its round (see SHARED_SEPARATOR);
             # position 0 is the row's own strategy, kept as it is
-            entry = F.split(F.col("entry"), ROUND_SEPARATOR)
-            own = F.col("pos") == 0
-            rows = (
-                wide.where(F.col("kind") == kind)
-                .select("*", F.posexplode(_row_strategies()).alias("pos", "entry"))
-                .withColumn("strategy", F.when(own, F.col("strategy")).otherwise(entry[0]))
-                .withColumn(
-                    "rebalance_round",
-                    F.when(own, F.col("rebalance_round")).otherwise(
-                        F.coalesce(
-                            F.try_element_at(entry, F.lit(2)).cast("int"),
-                            F.col("rebalance_round"),
-                        )
-                    ),
-                )
+            entry = f"split(entry, {_sql_char(ROUND_SEPARATOR)})"
+            rows = wide.where(F.col("kind") == kind).selectExpr(
+                "*", f"posexplode({_row_strategies()}) AS (pos, entry)"
             )
+            computed = {
+                "strategy": f"CASE WHEN pos = 0 THEN strategy ELSE {entry}[0] END",
+                "rebalance_round": "CASE WHEN pos = 0 THEN rebalance_round ELSE"
+                f" coalesce(CAST(try_element_at({entry}, 2) AS INT), rebalance_round) END",
+            }
         elif kind == KIND_REBALANCE_COSTS:
-            parts = F.split(F.col(PAYLOAD), ",", len(COSTS_PAYLOAD_COLUMNS))
-            rows = small.where(F.col("kind") == kind).select(
+            n = len(COSTS_PAYLOAD_COLUMNS)
+            rows = small.where(F.col("kind") == kind).selectExpr(
                 "group_id",
                 *[
-                    F.nullif(parts[i], F.lit("")).alias(name)
+                    f"nullif(split({PAYLOAD}, ',', {n})[{i}], '') AS `{name}`"
                     for i, name in enumerate(COSTS_PAYLOAD_COLUMNS)
                 ],
             )
         else:
-            rows = (
-                small.where(F.col("kind") == kind)
-                .select(F.from_json(PAYLOAD, OUTPUT_SCHEMAS[table]).alias("r"))
-                .select("r.*")
+            # SQL text, like `typed`: the JSON row's fields are read in that one projection
+            rows = small.where(F.col("kind") == kind).selectExpr(
+                f"from_json({PAYLOAD}, '{OUTPUT_SCHEMAS[table].simpleString()}') AS r"
             )
-        out[table] = typed(rows, fields)
+            within = "r"
+        out[table] = typed(rows, fields, within, computed)
     return out
 
 
-def typed(frame: DataFrame, fields: tuple[tuple[str, T.DataType, bool], ...]) -> DataFrame:
-    """`fields`' columns of `frame`, cast to their types, in their order.
+def typed(
+    frame: DataFrame,
+    fields: tuple[tuple[str, T.DataType, bool], ...],
+    within: str | None = None,
+    computed: Mapping[str, str] | None = None,
+) -> DataFrame:
+    """`fields`' columns of `frame` (or of its struct column `within`), cast to their types,
+    in their order; `computed` gives some of them as SQL expressions instead.
 
     One SQL projection parsed in the JVM: a Column per field costs a dozen py4j round trips
     each (about a second of driver time before every run's writes, for the same plan)."""
-    return frame.selectExpr(*[f"CAST(`{n}` AS {t.simpleString()}) AS `{n}`" for n, t, _ in fields])
+    of = f"`{within}`." if within else ""
+    computed = computed or {}
+    return frame.selectExpr(
+        *[
+            f"CAST({computed.get(n, f'{of}`{n}`')} AS {t.simpleString()}) AS `{n}`"
+            for n, t, _ in fields
+        ]
+    )
 
 
-def _row_strategies() -> Column:
-    """The strategies an assignment row of the wide frame stands for: its own, then those
-    its payload names (see SHARED_SEPARATOR)."""
-    return F.when(F.col(PAYLOAD).isNull(), F.array("strategy")).otherwise(
-        F.concat(F.array("strategy"), F.split(PAYLOAD, SHARED_SEPARATOR))
+def _sql_char(separator: str) -> str:
+    """A one-character separator (a control character) in SQL: by its code, not as a
+    literal, whose escapes depend on the session's parser settings."""
+    assert len(separator) == 1, separator
+    return f"chr({ord(separator)})"
+
+
+def _row_strategies() -> str:
+    """The strategies an assignment row of the wide frame stands for (SQL): its own, then
+    those its payload names (see SHARED_SEPARATOR)."""
+    return (
+        f"CASE WHEN {PAYLOAD} IS NULL THEN array(strategy)"
+        f" ELSE concat(array(strategy), split({PAYLOAD}, {_sql_char(SHARED_SEPARATOR)})) END"
     )
 
 

@@ -312,6 +312,7 @@ def plan_bucket(
     isolate_interrupts: bool = False,
     left_out: Mapping[str, frozenset[str]] | None = None,
     clock: PhaseClock | None = None,
+    timing_row: bool = False,
 ) -> pd.DataFrame:
     """Plan every group in `pdf` (rows of `INPUT_COLUMNS`, or several frames, each with `kind`
     and the columns its kinds use: `MEMBER_INPUT_COLUMNS`, `PARTITION_INPUT_COLUMNS`); returns
@@ -322,11 +323,18 @@ def plan_bucket(
     groups of the bucket are still planned. `isolate_interrupts` is set on the executors
     only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
     rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings. `left_out`: per group,
-    strategies not to plan (the guard's: they failed that group before)."""
+    strategies not to plan (the guard's: they failed that group before). `timing_row`: the
+    frame ends with the bucket's KIND_TIMING row (`clock`'s phases and the peak memory),
+    taken once the assignment columns are built."""
     clock = clock or PhaseClock()
     with _no_cyclic_gc(), progress.listening(clock.unit):
         frames = [pdf] if isinstance(pdf, pd.DataFrame) else list(pdf)
-        return _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
+        out = _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
+        return out.frame(lambda: [_timing_row(clock)] if timing_row else [])
+
+
+def _timing_row(clock: PhaseClock) -> tuple[str, str | None, str]:
+    return KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()})
 
 
 @contextmanager
@@ -351,7 +359,7 @@ def _plan_bucket(
     isolate_interrupts: bool,
     left_out: Mapping[str, frozenset[str]],
     clock: PhaseClock,
-) -> pd.DataFrame:
+) -> _Output:
     out = _Output()
     rows = _read_rows(frames, out)
     members, owned, offsets = rows.members, rows.owned, rows.offsets
@@ -388,7 +396,7 @@ def _plan_bucket(
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
         out.problems([offsets_unknown_group_problem(key, len(offsets[key]))])
-    return out.frame()
+    return out
 
 
 VALIDATE, ROWS = "validate", "rows"
@@ -509,27 +517,33 @@ class _Output:
             small.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
         small.append((KIND_RECOMMENDATION, group_id, _json(whatif.recommendation)))
 
-    def frame(self) -> pd.DataFrame:
-        """Assignment rows, then one row per small-table row (null assignment columns).
+    def frame(
+        self, last: Callable[[], list[tuple[str, str | None, str]]] | None = None
+    ) -> pd.DataFrame:
+        """Assignment rows, then one row per small-table row (null assignment columns), then
+        the rows `last` gives once the assignment columns are built (a bucket's timing row:
+        appended here, not by concatenating a second frame, which copied every column).
 
         Every column is Arrow-backed (`ArrowExtensionArray`): PySpark hands such a column to Arrow
         as it is, where an object column of strings would be converted value by value, and
         pandas does not copy them into one consolidated block either.
         """
-        n_a, n_s = len(self.a["group_id"]), len(self.small)
-        kinds, groups, payloads = zip(*self.small, strict=True) if self.small else ((), (), ())
-        data: dict[str, pd.arrays.ArrowExtensionArray] = {}
+        n_a = len(self.a["group_id"])
+        heads = {}
         for name, dtype in WIDE_FIELDS:
             typ = _ARROW_TYPES[type(dtype)]
             if name == "kind":
-                head, tail = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a), pa.array(kinds, typ)
-            elif name == PAYLOAD:
-                head, tail = pa.array(self.a[name], typ), pa.array(payloads, typ)
-            elif name == "group_id":
-                head, tail = pa.array(self.a[name], typ), pa.array(groups, typ)
+                heads[name] = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a)
             else:
-                head, tail = pa.array(self.a[name], typ), pa.nulls(n_s, typ)
-            data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([head, tail]))
+                heads[name] = pa.array(self.a[name], typ)
+        small = self.small + (last() if last is not None else [])
+        kinds, groups, payloads = zip(*small, strict=True) if small else ((), (), ())
+        tails = {"kind": kinds, "group_id": groups, PAYLOAD: payloads}
+        data: dict[str, pd.arrays.ArrowExtensionArray] = {}
+        for name, dtype in WIDE_FIELDS:
+            typ = _ARROW_TYPES[type(dtype)]
+            tail = pa.array(tails[name], typ) if name in tails else pa.nulls(len(small), typ)
+            data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([heads[name], tail]))
         return pd.DataFrame(data)
 
 
@@ -717,13 +731,7 @@ def _run_bucket(
 
     def plan(left_out: Mapping[str, frozenset[str]]) -> pd.DataFrame:
         # On an executor a plugin's KeyboardInterrupt cannot be a Ctrl-C on the driver.
-        clock = PhaseClock()
-        frame = plan_bucket(frames, catalog, ctx, True, left_out, clock)
-        timing = _Output()
-        timing.small.append(
-            (KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}))
-        )
-        return _concat_frames(frame, timing.frame())
+        return plan_bucket(frames, catalog, ctx, True, left_out, PhaseClock(), timing_row=True)
 
     frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
     return _concat_frames(frame, problems_frame(failures)) if failures else frame

@@ -197,3 +197,20 @@ def test_shared_rows_carry_each_strategys_own_round() -> None:
         "cooperative-sticky\x1e2",
         "cooperative-sticky",
     ]
+
+
+def test_the_timing_row_comes_last_and_leaves_every_other_row_as_it_was() -> None:
+    # The executor's bucket ends with its phase seconds (the run's phase line): appended as
+    # the frame is built, after every assignment and small-table row, changing none of them.
+    plain = plan_bucket(bucket(), TOPICS, ctx())
+    timed = plan_bucket(bucket(), TOPICS, ctx(), timing_row=True)
+    assert len(timed) == len(plain) + 1
+    pd.testing.assert_frame_equal(timed.iloc[:-1], plain)
+    last = timed.iloc[-1]
+    assert last["kind"] == jobs.udf.KIND_TIMING
+    assert pd.isna(last["group_id"])
+    seconds = json.loads(last["payload"])
+    assert set(seconds) == {*jobs.udf.PHASES, jobs.udf.PEAK_RSS_MIB}
+    assert seconds["validate"] > 0
+    assert seconds["rows"] > 0
+    assert all(pd.isna(last[c]) for c in ("member_id", "topic", "partition", "strategy"))
