@@ -252,7 +252,7 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     """
     out = {}
     for kind, (table, fields) in OUTPUT_TABLES.items():
-        within, computed = None, {}  # the projection's columns are those of `rows`
+        computed: dict[str, str] = {}  # fields not read as `rows`' columns of that name
         if kind == KIND_ASSIGNMENT:
             # one row per strategy the row stands for, with its round (see SHARED_SEPARATOR);
             # position 0 is the row's own strategy, kept as it is
@@ -279,29 +279,24 @@ def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
             rows = small.where(F.col("kind") == kind).selectExpr(
                 f"from_json({PAYLOAD}, '{OUTPUT_SCHEMAS[table].simpleString()}') AS r"
             )
-            within = "r"
-        out[table] = typed(rows, fields, within, computed)
+            computed = {n: f"r.`{n}`" for n, _, _ in fields}
+        out[table] = typed(rows, fields, computed)
     return out
 
 
 def typed(
     frame: DataFrame,
     fields: tuple[tuple[str, T.DataType, bool], ...],
-    within: str | None = None,
     computed: Mapping[str, str] | None = None,
 ) -> DataFrame:
-    """`fields`' columns of `frame` (or of its struct column `within`), cast to their types,
-    in their order; `computed` gives some of them as SQL expressions instead.
+    """`fields`' columns of `frame`, cast to their types, in their order; `computed` gives
+    some of them as SQL expressions instead.
 
     One SQL projection parsed in the JVM: a Column per field costs a dozen py4j round trips
     each (about a second of driver time before every run's writes, for the same plan)."""
-    of = f"`{within}`." if within else ""
     computed = computed or {}
     return frame.selectExpr(
-        *[
-            f"CAST({computed.get(n, f'{of}`{n}`')} AS {t.simpleString()}) AS `{n}`"
-            for n, t, _ in fields
-        ]
+        *[f"CAST({computed.get(n, f'`{n}`')} AS {t.simpleString()}) AS `{n}`" for n, t, _ in fields]
     )
 
 

@@ -330,10 +330,11 @@ def plan_bucket(
     with _no_cyclic_gc(), progress.listening(clock.unit):
         frames = [pdf] if isinstance(pdf, pd.DataFrame) else list(pdf)
         out = _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
-        return out.frame(lambda: [_timing_row(clock)] if timing_row else [])
+        return out.frame((lambda: [_timing_row(clock)]) if timing_row else None)
 
 
 def _timing_row(clock: PhaseClock) -> tuple[str, str | None, str]:
+    """A bucket's KIND_TIMING row: its phase seconds and the peak memory of its process."""
     return KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()})
 
 
