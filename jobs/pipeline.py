@@ -23,7 +23,7 @@ from assignors.catalog.registry import (
     resolve,
 )
 from assignors.inputs.validation import TopicStatus
-from assignors.problems import ERROR, NOT_PLANNED, Problem
+from assignors.problems import Problem
 from jobs import fs, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.guard import GuardSettings
@@ -57,7 +57,9 @@ from jobs.udf import (
     PARTITION_INPUT_COLUMNS,
     PEAK_RSS_MIB,
     PHASES,
+    TALLY,
     PlanContext,
+    Tally,
     bucket_function,
     cogrouped_bucket_function,
     problem_payload,
@@ -381,7 +383,7 @@ def run(
         try:
             with target.replace() as tmp:
                 counts, (planning, peak_mib) = _plan_and_write(
-                    spark, wide, tmp, config.output_files, clock, started
+                    spark, wide, tmp, config.output_files, clock, started, topic_problems
                 )
                 target.discard(STAGED)
                 clock.lap("write")
@@ -446,10 +448,17 @@ STAGED = "_planned"
 
 
 def _plan_and_write(
-    spark: SparkSession, wide: DataFrame, tmp: str, files: int, clock: _Laps, started: float
+    spark: SparkSession,
+    wide: DataFrame,
+    tmp: str,
+    files: int,
+    clock: _Laps,
+    started: float,
+    topic_problems: list[Problem],
 ) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
     """Run the planning into `tmp`/STAGED, then write every table into `tmp` from there;
-    the output counts and the buckets' timing rows (see `_output_counts`)."""
+    the output counts and the buckets' timing (see `_output_counts`; `topic_problems`: the
+    driver's rows in `wide`)."""
     staged = f"{tmp}/{STAGED}"
     wide.write.mode("error").parquet(staged)
     planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
@@ -464,7 +473,7 @@ def _plan_and_write(
     )
     try:
         outputs = split_output(planned, small)
-        counts, timing = _output_counts(outputs, small)
+        counts, timing = _output_counts(small, topic_problems)
         clock.lap("plan")
         log.info(
             "planned %d groups, rejected %d, after %.1f s",
@@ -481,20 +490,6 @@ def _plan_and_write(
     counts["assignments"] = written.count()
     log.info("%d assignment rows", counts["assignments"])
     return counts, timing
-
-
-def _planning_seconds(small: DataFrame) -> tuple[dict[str, float], float]:
-    """The buckets' planning seconds by phase, summed over every worker (one row a bucket),
-    and the largest peak memory (MiB) of a process that planned a bucket."""
-    total = dict.fromkeys(PHASES, 0.0)
-    peak = 0.0
-    for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
-        for phase, value in json.loads(row[PAYLOAD]).items():
-            if phase == PEAK_RSS_MIB:
-                peak = max(peak, float(value))
-            else:
-                total[phase] = total.get(phase, 0.0) + float(value)
-    return {phase: round(s, 3) for phase, s in total.items()}, peak
 
 
 def _summaries(spark: SparkSession, tmp: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -620,34 +615,40 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
 
 
 def _output_counts(
-    outputs: dict[str, DataFrame], small: DataFrame
+    small: DataFrame, topic_problems: list[Problem]
 ) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
-    """Rows per small table (`assignments` is counted once written: `_plan_and_write`) and
-    groups planned and rejected; the buckets' timing rows."""
-    # every input group has one elections row; NOT_PLANNED marks the rejected ones
-    elections = outputs["elections"]
-    planned = elections.where(~F.coalesce(F.col("error") == NOT_PLANNED, F.lit(False)))
-    rejected = outputs["rejected"]
-    # a group is rejected by a group-level error; a failed (group, strategy) names its
-    # strategy and the group still counts as planned
-    rejected_groups = rejected.where(
-        (F.col("severity") == ERROR) & F.col("group_id").isNotNull() & F.col("strategy").isNull()
-    ).select("group_id")
-    # from the small rows' cache (the first job fills it): small jobs, run together
-    per_kind, planned_groups, rejected_groups_n, by_reason, timing = together(
-        small.groupBy("kind").count().collect,
-        planned.count,
-        rejected_groups.distinct().count,
-        rejected.groupBy("severity", "reason").count().collect,
-        lambda: _planning_seconds(small),
-    )
-    kinds = {r["kind"]: int(r["count"]) for r in per_kind}
+    """Rows per small table (`assignments` is counted once written: `_plan_and_write`),
+    groups planned and rejected, rejected rows by reason; the buckets' phase seconds summed
+    over every worker, and the largest peak memory (MiB) of a process that planned a bucket.
+
+    From the buckets' timing rows (one collect: each carries the `Tally` of the rows its
+    bucket wrote), and the driver's own topic rows."""
+    tally = Tally()
+    tally.problems(topic_problems)
+    rows = {KIND_REJECTED: len(topic_problems)}
+    # the topic rows name no group: `tally.rejected_groups` stays empty
+    planned, rejected = 0, len(tally.rejected_groups)
+    seconds = dict.fromkeys(PHASES, 0.0)
+    peak = 0.0
+    for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
+        timing = json.loads(row[PAYLOAD])
+        bucket = timing.pop(TALLY)
+        peak = max(peak, float(timing.pop(PEAK_RSS_MIB, 0.0)))
+        for phase, value in timing.items():
+            seconds[phase] = seconds.get(phase, 0.0) + float(value)
+        for kind, n in bucket["rows"].items():
+            rows[kind] = rows.get(kind, 0) + n
+        for reason, n in bucket["by_reason"].items():
+            tally.by_reason[reason] = tally.by_reason.get(reason, 0) + n
+        planned += bucket["planned_groups"]
+        rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
     out: dict[str, Any] = {
-        table: kinds.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items() if k != KIND_ASSIGNMENT
+        table: rows.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items() if k != KIND_ASSIGNMENT
     }
-    out["planned_groups"], out["rejected_groups"] = planned_groups, rejected_groups_n
+    out["planned_groups"], out["rejected_groups"] = planned, rejected
     out["by_reason"] = {
-        f"{r['severity']}:{r['reason']}": int(r["count"])
-        for r in sorted(by_reason, key=lambda r: (r["severity"], r["reason"]))
+        key: tally.by_reason[key]
+        for key in sorted(tally.by_reason, key=lambda k: tuple(k.split(":", 1)))
     }
-    return out, timing
+    timing_out = {phase: round(s, 3) for phase, s in seconds.items()}
+    return out, (timing_out, peak)

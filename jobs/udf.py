@@ -16,6 +16,7 @@ import json
 import math
 import sys
 import time
+from collections import Counter
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -324,18 +325,13 @@ def plan_bucket(
     only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
     rows of a group with no member are OFFSETS_UNKNOWN_GROUP warnings. `left_out`: per group,
     strategies not to plan (the guard's: they failed that group before). `timing_row`: the
-    frame ends with the bucket's KIND_TIMING row (`clock`'s phases and the peak memory),
-    taken once the assignment columns are built."""
+    frame ends with the bucket's KIND_TIMING row (`clock`'s phases, the peak memory and the
+    `Tally` of its rows), taken once the assignment columns are built."""
     clock = clock or PhaseClock()
     with _no_cyclic_gc(), progress.listening(clock.unit):
         frames = [pdf] if isinstance(pdf, pd.DataFrame) else list(pdf)
         out = _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
-        return out.frame((lambda: [_timing_row(clock)]) if timing_row else None)
-
-
-def _timing_row(clock: PhaseClock) -> tuple[str, str | None, str]:
-    """A bucket's KIND_TIMING row: its phase seconds and the peak memory of its process."""
-    return KIND_TIMING, None, _json({**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()})
+        return out.frame((lambda: [out.timing_row(clock)]) if timing_row else None)
 
 
 @contextmanager
@@ -403,8 +399,9 @@ def _plan_bucket(
 VALIDATE, ROWS = "validate", "rows"
 # The order of the phase line: a bucket's phases, as the core and this module announce them.
 PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, ROWS)
-# Beside the phases in a bucket's timing row: the peak memory of the process that planned it.
-PEAK_RSS_MIB = "peak_rss_mib"
+# Beside the phases in a bucket's timing row: the peak memory of the process that planned it,
+# and the tally of the rows it wrote (`Tally`).
+PEAK_RSS_MIB, TALLY = "peak_rss_mib", "tally"
 
 
 def peak_rss_mib() -> float:
@@ -439,6 +436,36 @@ class PhaseClock:
         return {p: round(s, 6) for p, s in self.seconds.items()}
 
 
+@dataclass
+class Tally:
+    """What the manifest counts, tallied where the rows are made: the driver then sums one
+    small row per bucket (a job) instead of counting the small tables (five jobs, over a
+    second even on a one-group output). `rows`: rows per kind of the small tables
+    (`assignments` is counted from its written files)."""
+
+    rows: dict[str, int] = field(default_factory=dict)
+    planned_groups: int = 0
+    # a group is rejected by a group-level error (no strategy named): a failed (group,
+    # strategy) is a rejected row, and the group counts as planned
+    rejected_groups: set[str] = field(default_factory=set)
+    by_reason: dict[str, int] = field(default_factory=dict)
+
+    def problems(self, problems: Iterable[Problem]) -> None:
+        for p in problems:
+            key = f"{p.severity}:{p.reason}"
+            self.by_reason[key] = self.by_reason.get(key, 0) + 1
+            if p.severity == ERROR and p.group_id is not None and p.strategy is None:
+                self.rejected_groups.add(p.group_id)
+
+    def as_json(self) -> dict[str, Any]:
+        return {
+            "rows": self.rows,
+            "planned_groups": self.planned_groups,
+            "rejected_groups": len(self.rejected_groups),
+            "by_reason": self.by_reason,
+        }
+
+
 class _Output:
     """Collects the output tables: assignment rows as column lists, the rest as JSON rows."""
 
@@ -447,10 +474,21 @@ class _Output:
         self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
         self.a[PAYLOAD] = []
         self.small: list[tuple[str, str | None, str]] = []  # (kind, group_id, payload)
+        self.tally = Tally()
 
     def problems(self, problems: Iterable[Problem]) -> None:
+        problems = list(problems)
+        self.tally.problems(problems)
         for p in problems:
             self.small.append((KIND_REJECTED, p.group_id, problem_payload(p)))
+
+    def timing_row(self, clock: PhaseClock | None) -> tuple[str, str | None, str]:
+        """The bucket's KIND_TIMING row: its phase seconds and the peak memory of its process
+        (none without `clock`), and the tally of the small rows so far."""
+        kinds = Counter(kind for kind, _, _ in self.small)
+        self.tally.rows = {kind: kinds[kind] for kind in sorted(kinds)}
+        timing = {} if clock is None else {**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}
+        return KIND_TIMING, None, _json({**timing, TALLY: self.tally.as_json()})
 
     def election(
         self,
@@ -470,6 +508,8 @@ class _Output:
             "election_basis": basis,
         }
         self.small.append((KIND_ELECTION, group_id, _json(row)))
+        if error != NOT_PLANNED:  # every input group has one row; NOT_PLANNED: rejected
+            self.tally.planned_groups += 1
 
     def not_planned(self, group_id: str) -> None:
         """The `elections` row of a rejected group: every input group has one."""
@@ -643,11 +683,12 @@ def _concat_frames(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     )  # fmt: skip
 
 
-def problems_frame(problems: list[Problem]) -> pd.DataFrame:
-    """The wide frame of `rejected` rows alone."""
+def problems_frame(problems: list[Problem], tally: bool = False) -> pd.DataFrame:
+    """The wide frame of `rejected` rows alone; `tally`: and their KIND_TIMING row (no
+    phases: the tally of these rows only)."""
     out = _Output()
     out.problems(problems)
-    return out.frame()
+    return out.frame((lambda: [out.timing_row(None)]) if tally else None)
 
 
 def _json(row: dict[str, Any]) -> str:
@@ -735,4 +776,6 @@ def _run_bucket(
         return plan_bucket(frames, catalog, ctx, True, left_out, PhaseClock(), timing_row=True)
 
     frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
-    return _concat_frames(frame, problems_frame(failures)) if failures else frame
+    if not failures:
+        return frame
+    return _concat_frames(frame, problems_frame(failures, tally=True))

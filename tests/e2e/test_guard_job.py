@@ -3,6 +3,7 @@ every other group and strategy is planned and the run exits 0."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -10,7 +11,7 @@ from pathlib import Path
 
 import pyarrow.parquet as pq
 import pytest
-from helpers.estate import member, write_estate
+from helpers.estate import counted_from_tables, member, write_estate
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
@@ -53,3 +54,8 @@ def test_a_plugin_that_kills_or_hangs_its_worker_fails_only_what_it_touched(
     assert "killed its worker with signal SIGSEGV" in rejected["segfaults"]["detail"]
     assert "did not finish within 3 s" in rejected["hangs"]["detail"]
     assert "Traceback" not in done.stdout
+    # the rows of the failures, added beside the bucket's, are counted with it
+    manifest = json.loads((tmp_path / "out" / "_manifest.json").read_text())
+    counted = counted_from_tables(tmp_path / "out")
+    assert counted["rejected_by_reason"] == {"error:ASSIGNOR_FAILED": 2}
+    assert {k: manifest[k] for k in counted} == counted

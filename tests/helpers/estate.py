@@ -37,3 +37,36 @@ def write_estate(
         }
     write(tables, root, files=1)
     return root
+
+
+def counted_from_tables(out: Path) -> dict[str, Any]:
+    """The manifest's counts (`output_rows`, `groups`, `rejected_by_reason`), counted again
+    from the tables written in `out`: what the manifest must say."""
+    import pyarrow.parquet as pq
+
+    from assignors.problems import ERROR, NOT_PLANNED
+    from jobs.schemas import OUTPUT_TABLES
+
+    tables = {t: pq.read_table(out / t).to_pylist() for t, _ in OUTPUT_TABLES.values()}
+    elections, rejected = tables["elections"], tables["rejected"]
+    by_reason: dict[str, int] = {}
+    for r in sorted(rejected, key=lambda r: (r["severity"], r["reason"])):
+        key = f"{r['severity']}:{r['reason']}"
+        by_reason[key] = by_reason.get(key, 0) + 1
+    return {
+        "output_rows": {t: len(rows) for t, rows in tables.items()},
+        "groups": {
+            "input": len(elections),
+            "planned": sum(1 for r in elections if r["error"] != NOT_PLANNED),
+            "rejected": len(
+                {
+                    r["group_id"]
+                    for r in rejected
+                    if r["severity"] == ERROR
+                    and r["group_id"] is not None
+                    and r["strategy"] is None
+                }
+            ),
+        },
+        "rejected_by_reason": by_reason,
+    }

@@ -13,6 +13,7 @@ from helpers.buckets import cogrouped
 import jobs.one_group
 import jobs.udf
 from assignors.inputs.validation import TopicStatus
+from assignors.problems import ERROR, NOT_PLANNED
 from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket, split_tables
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
@@ -210,7 +211,32 @@ def test_the_timing_row_comes_last_and_leaves_every_other_row_as_it_was() -> Non
     assert last["kind"] == jobs.udf.KIND_TIMING
     assert pd.isna(last["group_id"])
     seconds = json.loads(last["payload"])
-    assert set(seconds) == {*jobs.udf.PHASES, jobs.udf.PEAK_RSS_MIB}
+    assert set(seconds) == {*jobs.udf.PHASES, jobs.udf.PEAK_RSS_MIB, jobs.udf.TALLY}
     assert seconds["validate"] > 0
     assert seconds["rows"] > 0
     assert all(pd.isna(last[c]) for c in ("member_id", "topic", "partition", "strategy"))
+
+
+def test_the_timing_row_tallies_the_rows_the_bucket_wrote() -> None:
+    # The manifest's counts are summed from these tallies: they must be the tables' counts.
+    pdf = bucket()
+    dup = pdf[pdf["kind"] == KIND_MEMBER].iloc[:1].assign(group_id="dup")
+    pdf = pd.concat([pdf, dup, dup.assign(client_rack="r9")], ignore_index=True)
+    timed = plan_bucket(pdf, TOPICS, ctx(), timing_row=True)
+    tally = json.loads(timed.iloc[-1]["payload"])[jobs.udf.TALLY]
+    tables = jobs.udf.split_tables(timed.iloc[:-1])
+    kinds = {table: kind for kind, (table, _) in jobs.udf.OUTPUT_TABLES.items()}
+    assert tally["rows"] == {
+        kinds[t]: len(rows) for t, rows in tables.items() if t != "assignments" and len(rows)
+    }
+    elections, rejected = tables["elections"], tables["rejected"]
+    assert (
+        tally["planned_groups"] == (elections["error"] != NOT_PLANNED).sum() == len(elections) - 1
+    )
+    group_level = rejected[
+        (rejected["severity"] == ERROR) & rejected["group_id"].notna() & rejected["strategy"].isna()
+    ]
+    assert tally["rejected_groups"] == group_level["group_id"].nunique() == 1
+    reasons = rejected.groupby(["severity", "reason"]).size()
+    assert tally["by_reason"] == {f"{s}:{r}": n for (s, r), n in reasons.items()}
+    assert len(reasons) >= 2  # the bucket's warnings too
