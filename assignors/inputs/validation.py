@@ -655,6 +655,23 @@ def _owned_partitions(
     return owned_by, topics
 
 
+def _sorted_once(tps: list[TopicPartition]) -> tuple[TopicPartition, ...]:
+    """`tps` sorted, each partition once. Sorted in place (linear when the rows came in
+    order, as they usually do); repeats are then neighbours, found in one pass: no set of a
+    large group's million partitions."""
+    tps.sort()
+    for i in range(1, len(tps)):
+        if tps[i] == tps[i - 1]:
+            break
+    else:
+        return tuple(tps)
+    once = [tps[0]]
+    for tp in tps:
+        if tp != once[-1]:
+            once.append(tp)
+    return tuple(once)
+
+
 def build_group(
     group_id: str,
     members: Sequence[MemberRow],
@@ -699,9 +716,7 @@ def build_group(
     unseen = not owned_topics.issubset(topics_meta)
     for member_id in sorted(owned_by, key=java_order_key(owned_by)):
         tps = owned_by[member_id]
-        distinct = set(tps)
-        # sorted as listed when nothing repeats: rows usually come in order (a linear sort)
-        unique = tuple(sorted(tps) if len(distinct) == len(tps) else sorted(distinct))
+        unique = _sorted_once(tps)
         if len(unique) < len(tps):
             found.add(
                 WARNING,
