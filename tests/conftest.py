@@ -27,8 +27,13 @@ def spark() -> Iterator[object]:
         .config("spark.sql.shuffle.partitions", "4")
         .config("spark.sql.session.timeZone", "UTC")
         .config("spark.sql.optimizer.canChangeCachedPlanOutputPartitioning", "true")
-        # Faster JVM start for short test jobs (C1 JIT, serial GC).
-        .config("spark.driver.extraJavaOptions", "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC")
+        # Faster JVM start for short test jobs (C1 JIT, serial GC). C1 alone gets a 48 MB
+        # code cache by default, and one session's thousands of generated Spark classes can
+        # fill it ("CodeCache is full. Compiler has been disabled", then the JVM fails).
+        .config(
+            "spark.driver.extraJavaOptions",
+            "-XX:TieredStopAtLevel=1 -XX:+UseSerialGC -XX:ReservedCodeCacheSize=256m",
+        )
         .getOrCreate()
     )
     session.sparkContext.setLogLevel("ERROR")
