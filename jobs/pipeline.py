@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import logging
 import time
+from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from typing import Any
@@ -59,10 +60,10 @@ from jobs.udf import (
     PHASES,
     TALLY,
     PlanContext,
-    Tally,
     bucket_function,
     cogrouped_bucket_function,
     problem_payload,
+    reason_key,
 )
 
 log = logging.getLogger("planner")
@@ -623,11 +624,9 @@ def _output_counts(
 
     From the buckets' timing rows (one collect: each carries the `Tally` of the rows its
     bucket wrote), and the driver's own topic rows."""
-    tally = Tally()
-    tally.problems(topic_problems)
-    rows = {KIND_REJECTED: len(topic_problems)}
-    # the topic rows name no group: `tally.rejected_groups` stays empty
-    planned, rejected = 0, len(tally.rejected_groups)
+    rows = Counter({KIND_REJECTED: len(topic_problems)})
+    by_reason = Counter(reason_key(p) for p in topic_problems)
+    planned = rejected = 0  # the topic rows name no group
     seconds = dict.fromkeys(PHASES, 0.0)
     peak = 0.0
     for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
@@ -636,10 +635,8 @@ def _output_counts(
         peak = max(peak, float(timing.pop(PEAK_RSS_MIB, 0.0)))
         for phase, value in timing.items():
             seconds[phase] = seconds.get(phase, 0.0) + float(value)
-        for kind, n in bucket["rows"].items():
-            rows[kind] = rows.get(kind, 0) + n
-        for reason, n in bucket["by_reason"].items():
-            tally.by_reason[reason] = tally.by_reason.get(reason, 0) + n
+        rows.update(bucket["rows"])
+        by_reason.update(bucket["by_reason"])
         planned += bucket["planned_groups"]
         rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
     out: dict[str, Any] = {
@@ -647,8 +644,7 @@ def _output_counts(
     }
     out["planned_groups"], out["rejected_groups"] = planned, rejected
     out["by_reason"] = {
-        key: tally.by_reason[key]
-        for key in sorted(tally.by_reason, key=lambda k: tuple(k.split(":", 1)))
+        key: by_reason[key] for key in sorted(by_reason, key=lambda k: tuple(k.split(":", 1)))
     }
     timing_out = {phase: round(s, 3) for phase, s in seconds.items()}
     return out, (timing_out, peak)

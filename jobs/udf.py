@@ -436,14 +436,17 @@ class PhaseClock:
         return {p: round(s, 6) for p, s in self.seconds.items()}
 
 
+def reason_key(p: Problem) -> str:
+    """A rejected row's key in the manifest's `rejected_by_reason`."""
+    return f"{p.severity}:{p.reason}"
+
+
 @dataclass
 class Tally:
     """What the manifest counts, tallied where the rows are made: the driver then sums one
     small row per bucket (a job) instead of counting the small tables (five jobs, over a
-    second even on a one-group output). `rows`: rows per kind of the small tables
-    (`assignments` is counted from its written files)."""
+    second even on a one-group output)."""
 
-    rows: dict[str, int] = field(default_factory=dict)
     planned_groups: int = 0
     # a group is rejected by a group-level error (no strategy named): a failed (group,
     # strategy) is a rejected row, and the group counts as planned
@@ -452,14 +455,16 @@ class Tally:
 
     def problems(self, problems: Iterable[Problem]) -> None:
         for p in problems:
-            key = f"{p.severity}:{p.reason}"
+            key = reason_key(p)
             self.by_reason[key] = self.by_reason.get(key, 0) + 1
             if p.severity == ERROR and p.group_id is not None and p.strategy is None:
                 self.rejected_groups.add(p.group_id)
 
-    def as_json(self) -> dict[str, Any]:
+    def as_json(self, rows: Mapping[str, int]) -> dict[str, Any]:
+        """With `rows`: rows per kind of the small tables (`assignments` is counted from its
+        written files)."""
         return {
-            "rows": self.rows,
+            "rows": rows,
             "planned_groups": self.planned_groups,
             "rejected_groups": len(self.rejected_groups),
             "by_reason": self.by_reason,
@@ -486,9 +491,9 @@ class _Output:
         """The bucket's KIND_TIMING row: its phase seconds and the peak memory of its process
         (none without `clock`), and the tally of the small rows so far."""
         kinds = Counter(kind for kind, _, _ in self.small)
-        self.tally.rows = {kind: kinds[kind] for kind in sorted(kinds)}
+        rows = {kind: kinds[kind] for kind in sorted(kinds)}
         timing = {} if clock is None else {**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}
-        return KIND_TIMING, None, _json({**timing, TALLY: self.tally.as_json()})
+        return KIND_TIMING, None, _json({**timing, TALLY: self.tally.as_json(rows)})
 
     def election(
         self,

@@ -5,6 +5,10 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
+import pyarrow.parquet as pq
+
+from assignors.problems import ERROR, NOT_PLANNED
+from jobs.schemas import OUTPUT_TABLES
 from tools.sample_estate import SCHEMAS, write
 
 
@@ -42,11 +46,6 @@ def write_estate(
 def counted_from_tables(out: Path) -> dict[str, Any]:
     """The manifest's counts (`output_rows`, `groups`, `rejected_by_reason`), counted again
     from the tables written in `out`: what the manifest must say."""
-    import pyarrow.parquet as pq
-
-    from assignors.problems import ERROR, NOT_PLANNED
-    from jobs.schemas import OUTPUT_TABLES
-
     tables = {t: pq.read_table(out / t).to_pylist() for t, _ in OUTPUT_TABLES.values()}
     elections, rejected = tables["elections"], tables["rejected"]
     by_reason: dict[str, int] = {}
