@@ -16,9 +16,8 @@ and exactly one departed member does.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Hashable, Iterable, Sequence
-from itertools import repeat
-from typing import TypeVar
+from collections.abc import Callable, Hashable, Iterable, Iterator, Mapping, Sequence
+from typing import TypeAlias, TypeVar
 
 from assignors.model import (
     Assignment,
@@ -115,25 +114,122 @@ def invalidated_claims(spec: GroupSpec) -> set[TopicPartition]:
     return claimed - kept
 
 
-def previous_owners(spec: GroupSpec) -> dict[TopicPartition, str]:
+@per_group
+def claims_by_topic(spec: GroupSpec) -> dict[str, list[str | None]] | None:
+    """topic -> each partition's live claimant (its index in the list; None: unclaimed), for
+    every topic of the group; None when some partition is claimed by two live members (the
+    generation rule then decides, `valid_owned`).
+
+    A list slot per partition: a large group's million claims are then read by index, where
+    a dict of partition tuples hashes each one. Shared by the metrics and `previous_owners`;
+    callers must not modify it."""
+    claims, twice = owned_claims(spec)
+    if twice:
+        return None
+    rows: dict[str, list[str | None]] = {
+        t: [None] * max(0, meta.partition_count) for t, meta in spec.topics.items()
+    }
+    topic = ""
+    row: list[str | None] = []
+    for m, tps in zip(spec.members, claims, strict=True):
+        member_id = m.member_id
+        for tp in tps:  # existing partitions only (`owned_claims`)
+            if tp[0] != topic:  # a member's partitions usually come sorted: one lookup a topic
+                topic = tp[0]
+                row = rows[topic]
+            row[tp[1]] = member_id
+    return rows
+
+
+class PreviousOwners:
+    """partition -> its owner before this rebalance (`previous_owners`), held as one list per
+    topic of the group (`rows`: the owner at each partition's index, None for none). The
+    metrics and the assignment rows read `rows` by index; the read-only mapping methods serve
+    everything else, and it equals the dict of the same owners.
+
+    (Not a `collections.abc.Mapping` subclass: the compiled core's classes cannot take an
+    abstract base class; `Owners` names either kind.)"""
+
+    def __init__(self, rows: dict[str, list[str | None]]) -> None:
+        self.rows = rows
+        self.counts = {t: len(row) - row.count(None) for t, row in rows.items()}
+
+    def get(self, tp: TopicPartition, default: str | None = None) -> str | None:
+        row = self.rows.get(tp[0])
+        owner = row[tp[1]] if row is not None and 0 <= tp[1] < len(row) else None
+        return default if owner is None else owner
+
+    def __getitem__(self, tp: TopicPartition) -> str:
+        owner = self.get(tp)
+        if owner is None:
+            raise KeyError(tp)
+        return owner
+
+    def __contains__(self, tp: object) -> bool:
+        return isinstance(tp, tuple) and len(tp) == 2 and self.get(tp) is not None
+
+    def __iter__(self) -> Iterator[TopicPartition]:
+        for topic, row in self.rows.items():
+            for p, owner in enumerate(row):
+                if owner is not None:
+                    yield (topic, p)
+
+    def __len__(self) -> int:
+        return sum(self.counts.values())
+
+    def items(self) -> list[tuple[TopicPartition, str]]:
+        return [
+            ((topic, p), owner)
+            for topic, row in self.rows.items()
+            for p, owner in enumerate(row)
+            if owner is not None
+        ]
+
+    def __eq__(self, other: object) -> bool:
+        if isinstance(other, PreviousOwners):
+            return dict(self.items()) == dict(other.items())
+        if isinstance(other, Mapping):
+            return dict(self.items()) == dict(other.items())
+        return NotImplemented
+
+    def __repr__(self) -> str:
+        return f"PreviousOwners({dict(self.items())!r})"
+
+
+Owners: TypeAlias = "Mapping[TopicPartition, str] | PreviousOwners"
+"""partition -> previous owner: the planner's `PreviousOwners`, or any mapping (tests, tools)."""
+
+
+def previous_owners(spec: GroupSpec) -> PreviousOwners:
     """partition -> its owner before this rebalance, for movement metrics.
 
     A valid live claim wins; otherwise a partition owned by exactly one departed member
     has that member as its previous owner. Invalidated double claims have none.
     """
-    owners: dict[TopicPartition, str] = {}
-    for member_id, tps in valid_owned(spec).items():
-        owners.update(zip(tps, repeat(member_id)))  # in C: a large group owns a million
+    live = claims_by_topic(spec)
+    if live is not None and not spec.departed:  # the usual case: the live claims as they are
+        return PreviousOwners(live)
+    rows: dict[str, list[str | None]] = {
+        t: [None] * max(0, meta.partition_count) for t, meta in spec.topics.items()
+    }
+    if live is not None:
+        rows = {t: list(row) for t, row in live.items()}  # copies: departed owners go in
+    else:
+        for member_id, tps in valid_owned(spec).items():
+            for tp in tps:
+                rows[tp[0]][tp[1]] = member_id
     if spec.departed:
         contested = invalidated_claims(spec)
         gone: dict[TopicPartition, str | None] = {}
         for member_id, departed_tps in spec.departed.items():
             for tp in departed_tps:
-                if tp in owners or tp in contested or not _exists(spec, tp):
+                if not _exists(spec, tp) or rows[tp[0]][tp[1]] is not None or tp in contested:
                     continue
                 gone[tp] = member_id if tp not in gone or gone[tp] == member_id else None
-        owners.update({tp: m for tp, m in gone.items() if m is not None})
-    return owners
+        for tp, owner in gone.items():
+            if owner is not None:
+                rows[tp[0]][tp[1]] = owner
+    return PreviousOwners(rows)
 
 
 def max_generation(members: Iterable[Member]) -> int:

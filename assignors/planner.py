@@ -51,7 +51,7 @@ from assignors.catalog.plugins import InvalidAssignmentError
 from assignors.catalog.registry import ELECTED, Assignor
 from assignors.inputs.validation import TopicStatus
 from assignors.model import CONSUMER, Assignment, GroupSpec, Rebalance, TopicPartition
-from assignors.ownership import previous_owners
+from assignors.ownership import Owners, previous_owners
 from assignors.problems import ERROR, WARNING, Problem, Reason
 
 __all__ = [
@@ -338,7 +338,7 @@ class _Runner:
     """Runs one strategy on the group, containing any failure to that strategy."""
 
     spec: GroupSpec
-    previous: dict[TopicPartition, str] | None
+    previous: Owners | None
     problems: list[Problem]
     isolate_interrupts: bool
     load: GroupLoad = NO_LOAD
@@ -351,7 +351,7 @@ class _Runner:
     def __init__(
         self,
         spec: GroupSpec,
-        previous: dict[TopicPartition, str] | None,
+        previous: Owners | None,
         problems: list[Problem],
         isolate_interrupts: bool,
         load: GroupLoad = NO_LOAD,

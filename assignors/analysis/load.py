@@ -28,6 +28,7 @@ from typing import Final
 from assignors.analysis.flow import FlowNetwork, subscription_classes
 from assignors.inputs.validation import TopicStatus, topic_warning
 from assignors.model import Assignment, GroupSpec, TopicPartition, java_key, java_sorted
+from assignors.ownership import Owners
 from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.widths import saturated
 
@@ -430,7 +431,7 @@ def load_metrics(
     assignment: Assignment,
     lags: Lags | None,
     weights: Mapping[TopicPartition, int] | None,
-    previous: Mapping[TopicPartition, str] | None,
+    previous: Owners | None,
     *,
     weight_bound: int | None = None,
 ) -> LoadMetrics:
@@ -477,7 +478,7 @@ def _lag_metrics(
     spec: GroupSpec,
     assignment: Assignment,
     lags: Lags,
-    previous: Mapping[TopicPartition, str] | None,
+    previous: Owners | None,
 ) -> LoadMetrics:
     values = [
         lags.get((t, p)) for t in spec.subscribed_topics() for p in range(spec.partition_count(t))

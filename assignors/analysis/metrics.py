@@ -9,7 +9,7 @@ member sizes (partitions per member), the standard deviation is the population o
 from __future__ import annotations
 
 import math
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Final
 
@@ -20,11 +20,10 @@ from assignors.model import (
     Assignment,
     GroupSpec,
     LastSeen,
-    Member,
     TopicPartition,
     per_group,
 )
-from assignors.ownership import owned_claims
+from assignors.ownership import Owners, PreviousOwners, claims_by_topic, owned_claims
 
 # (name, type) in output order; the Spark layer maps the types to Spark SQL types.
 METRIC_COLUMNS: Final[tuple[tuple[str, type], ...]] = (
@@ -167,7 +166,7 @@ def is_valid(spec: GroupSpec, assignment: Assignment) -> bool:
 def balance_metrics(
     spec: GroupSpec,
     assignment: Assignment,
-    previous: Mapping[TopicPartition, str] | None,
+    previous: Owners | None,
     rebalance_rounds: int = 1,
 ) -> Metrics:
     """The metrics row for `assignment`; `previous` is None when no current assignment is known.
@@ -278,10 +277,10 @@ def _facts(spec: GroupSpec) -> _Facts:
     owners: dict[str, list[str | None]] | None = None
     owned_total = 0
     if owns:
-        claims, twice = owned_claims(spec)
-        if not twice:
-            owners = _by_partition(sizes, zip(spec.members, claims, strict=True))
-            owned_total = sum(map(len, claims))
+        live = claims_by_topic(spec)
+        if live is not None:  # the lists of `previous_owners` too, shared
+            owners = {t: live.get(t) or [None] * n for t, n in sizes.items()}
+            owned_total = sum(map(len, owned_claims(spec)[0]))
     return _Facts(
         topics,
         sizes,
@@ -294,32 +293,21 @@ def _facts(spec: GroupSpec) -> _Facts:
     )
 
 
-def _by_partition(
-    sizes: dict[str, int], claims: Iterable[tuple[Member, list[TopicPartition]]]
-) -> dict[str, list[str | None]]:
-    """topic -> each partition's claimant (the group's topics; claims of others are left out)."""
-    out: dict[str, list[str | None]] = {t: [None] * n for t, n in sizes.items()}
-    for m, tps in claims:
-        member_id = m.member_id
-        for tp in tps:
-            row = out.get(tp[0])
-            if row is not None:
-                row[tp[1]] = member_id
-    return out
-
-
 # `previous` by partition (`_previous_rows`), for the last group and mapping seen
 _PREVIOUS: LastSeen[tuple[_Facts, dict[str, list[str | None]], int]] = LastSeen()
 
 
-def _previous_rows(
-    facts: _Facts, previous: Mapping[TopicPartition, str]
-) -> tuple[dict[str, list[str | None]], int]:
+def _previous_rows(facts: _Facts, previous: Owners) -> tuple[dict[str, list[str | None]], int]:
     """topic -> each partition's previous owner (the group's partitions only), and how many
     of the group's partitions have one; computed once per group and `previous`."""
     hit = _PREVIOUS.get(previous)
     if hit is not None and hit[0] is facts:
         return hit[1], hit[2]
+    if isinstance(previous, PreviousOwners):  # the planner's: its lists, shared
+        shared = {t: previous.rows.get(t) or [None] * n for t, n in facts.sizes.items()}
+        found = sum(previous.counts.get(t, 0) for t in facts.sizes)
+        _PREVIOUS.put(previous, None, (facts, shared, found))
+        return shared, found
     rows: dict[str, list[str | None]] = {t: [None] * n for t, n in facts.sizes.items()}
     count = 0
     for tp, owner in previous.items():
@@ -332,9 +320,7 @@ def _previous_rows(
     return rows, count
 
 
-def previous_by_topic(
-    spec: GroupSpec, previous: Mapping[TopicPartition, str]
-) -> dict[str, list[str | None]]:
+def previous_by_topic(spec: GroupSpec, previous: Owners) -> dict[str, list[str | None]]:
     """topic -> each partition's previous owner, for the group's subscribed topics (the other
     partitions of `previous` are left out): a list index per partition where a million
     partition tuples would each be hashed for a lookup. Shared with the metrics; callers must
@@ -361,7 +347,7 @@ def _count_valid(
     spec: GroupSpec,
     facts: _Facts,
     assignment: Assignment,
-    previous: Mapping[TopicPartition, str] | None,
+    previous: Owners | None,
 ) -> _Counted | None:
     """The scan, moved and revoked counts of a valid assignment in one pass; None when it may
     be invalid (the exact `scan_assignment` then says why, and the counts are taken one by
@@ -419,7 +405,7 @@ def _revoked(spec: GroupSpec, facts: _Facts, assignment: Assignment, kept: int) 
     return facts.owned_total - kept
 
 
-def _moved(assignment: Assignment, previous: Mapping[TopicPartition, str]) -> int:
+def _moved(assignment: Assignment, previous: Owners) -> int:
     """Assigned partitions whose previous owner is another member (repeats count)."""
     return sum(
         1

@@ -10,6 +10,8 @@ import pytest
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
 from assignors.ownership import (
     NO_GENERATION,
+    PreviousOwners,
+    claims_by_topic,
     invalidated_claims,
     max_generation,
     previous_owners,
@@ -159,6 +161,45 @@ def test_departed_owner_listing_a_partition_twice_is_unique() -> None:
 def test_departed_non_existing_partitions_ignored() -> None:
     spec = group([], departed={"gone": (("ghost", 0), ("t", 7), T0)})
     assert previous_owners(spec) == {T0: "gone"}
+
+
+# ------------------------------------------------------------- previous owners by topic
+
+
+def test_previous_owners_is_a_mapping_over_per_topic_lists() -> None:
+    spec = group([owner("a", [T2, T0], 1), owner("b", [], 1)], departed={"gone": (T1,)})
+    previous = previous_owners(spec)
+    assert isinstance(previous, PreviousOwners)
+    assert previous.rows == {"t": ["a", "gone", "a"]}
+    assert previous.counts == {"t": 3}
+    assert len(previous) == 3
+    assert sorted(previous) == [T0, T1, T2]
+    assert previous.items() == [(T0, "a"), (T1, "gone"), (T2, "a")]
+    assert previous == {T0: "a", T1: "gone", T2: "a"} != {T0: "a"}
+    assert previous[T1] == "gone"
+    assert previous.get(("t", 9)) is None and previous.get(("other", 0)) is None
+    assert previous.get(("t", -1)) is None and previous.get(("t", 3), "none") == "none"
+    assert ("t", 3) not in previous and T0 in previous
+    with pytest.raises(KeyError):
+        previous[("t", 3)]
+
+
+def test_departed_owners_do_not_touch_the_live_claims_the_metrics_share() -> None:
+    spec = group([owner("a", [T0], 1)], departed={"gone": (T1, T2)})
+    assert claims_by_topic(spec) == {"t": ["a", None, None]}
+    assert previous_owners(spec) == {T0: "a", T1: "gone", T2: "gone"}
+    assert claims_by_topic(spec) == {"t": ["a", None, None]}
+
+
+def test_without_departed_members_the_live_claims_are_the_previous_owners() -> None:
+    spec = group([owner("a", [T1], 1), owner("b", [T0], 1)])
+    assert previous_owners(spec).rows is claims_by_topic(spec)
+
+
+def test_claims_by_topic_is_none_when_a_partition_is_claimed_twice() -> None:
+    spec = group([owner("a", [T0], 1), owner("b", [T0], 2)])
+    assert claims_by_topic(spec) is None
+    assert previous_owners(spec).rows == {"t": ["b", None, None]}
 
 
 # --------------------------------------------------------------------------- max_generation
