@@ -52,33 +52,11 @@ def _exists(spec: GroupSpec, tp: TopicPartition) -> bool:
     return 0 <= tp[1] < spec.partition_count(tp[0])
 
 
-@per_group
 def owned_claims(spec: GroupSpec) -> tuple[list[list[TopicPartition]], bool]:
     """Per member (in `spec.members` order), the existing partitions it reports owning, once
-    each and in its reported order; and whether some partition is claimed by two of them.
-
-    Claims are marked in one byte per partition of the group's topics (compact: a large
-    group's million claims stay in cache, where a set of them would not)."""
-    marks: dict[str, bytearray] = {}
-    if any(m.owned for m in spec.members):
-        marks = {t: bytearray(max(0, meta.partition_count)) for t, meta in spec.topics.items()}
-    claims: list[list[TopicPartition]] = []
-    twice = False
-    for m in spec.members:
-        owned = m.owned
-        if len(set(owned)) != len(owned):
-            owned = tuple(dict.fromkeys(owned))
-        mine: list[TopicPartition] = []
-        for tp in owned:
-            seen = marks.get(tp[0])
-            p = tp[1]
-            if seen is not None and 0 <= p < len(seen):
-                mine.append(tp)
-                if seen[p]:
-                    twice = True
-                seen[p] = 1
-        claims.append(mine)
-    return claims, twice
+    each and in its reported order; and whether some partition is claimed by two of them."""
+    claims, rows = _claimed(spec)
+    return claims, rows is None
 
 
 @per_group
@@ -114,31 +92,52 @@ def invalidated_claims(spec: GroupSpec) -> set[TopicPartition]:
     return claimed - kept
 
 
-@per_group
 def claims_by_topic(spec: GroupSpec) -> dict[str, list[str | None]] | None:
     """topic -> each partition's live claimant (its index in the list; None: unclaimed), for
-    every topic of the group; None when some partition is claimed by two live members (the
-    generation rule then decides, `valid_owned`).
+    every topic of the group (none when no member owns anything); None when some partition
+    is claimed by two live members (the generation rule then decides, `valid_owned`).
 
     A list slot per partition: a large group's million claims are then read by index, where
     a dict of partition tuples hashes each one. Shared by the metrics and `previous_owners`;
     callers must not modify it."""
-    claims, twice = owned_claims(spec)
-    if twice:
-        return None
-    rows: dict[str, list[str | None]] = {
-        t: [None] * max(0, meta.partition_count) for t, meta in spec.topics.items()
-    }
-    topic = ""
-    row: list[str | None] = []
-    for m, tps in zip(spec.members, claims, strict=True):
+    return _claimed(spec)[1]
+
+
+_NO_ROW: list[str | None] = []
+
+
+@per_group
+def _claimed(
+    spec: GroupSpec,
+) -> tuple[list[list[TopicPartition]], dict[str, list[str | None]] | None]:
+    """`owned_claims`' lists and `claims_by_topic`'s, made in one pass over the owned
+    partitions: each pass over a large group's million partition tuples costs a cache miss
+    a tuple (they are shared, allocated topic by topic, and read member by member)."""
+    rows: dict[str, list[str | None]] = {}
+    if any(m.owned for m in spec.members):
+        rows = {t: [None] * max(0, meta.partition_count) for t, meta in spec.topics.items()}
+    claims: list[list[TopicPartition]] = []
+    twice = False
+    topic: str | None = None
+    row = _NO_ROW
+    for m in spec.members:
+        owned = m.owned
+        if len(set(owned)) != len(owned):
+            owned = tuple(dict.fromkeys(owned))
         member_id = m.member_id
-        for tp in tps:  # existing partitions only (`owned_claims`)
+        mine: list[TopicPartition] = []
+        for tp in owned:
             if tp[0] != topic:  # a member's partitions usually come sorted: one lookup a topic
                 topic = tp[0]
-                row = rows[topic]
-            row[tp[1]] = member_id
-    return rows
+                row = rows.get(topic, _NO_ROW)
+            p = tp[1]
+            if 0 <= p < len(row):
+                mine.append(tp)
+                if row[p] is not None:  # another member's: its own repeats are gone
+                    twice = True
+                row[p] = member_id
+        claims.append(mine)
+    return claims, None if twice else rows
 
 
 class PreviousOwners:
@@ -213,7 +212,7 @@ def previous_owners(spec: GroupSpec) -> PreviousOwners:
         t: [None] * max(0, meta.partition_count) for t, meta in spec.topics.items()
     }
     if live is not None:
-        rows = {t: list(row) for t, row in live.items()}  # copies: departed owners go in
+        rows.update((t, list(row)) for t, row in live.items())  # copies: departed owners go in
     else:
         for member_id, tps in valid_owned(spec).items():
             for tp in tps:
