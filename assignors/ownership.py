@@ -185,9 +185,7 @@ class PreviousOwners:
         ]
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, PreviousOwners):
-            return dict(self.items()) == dict(other.items())
-        if isinstance(other, Mapping):
+        if isinstance(other, PreviousOwners | Mapping):
             return dict(self.items()) == dict(other.items())
         return NotImplemented
 
