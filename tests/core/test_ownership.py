@@ -177,9 +177,12 @@ def test_previous_owners_is_a_mapping_over_per_topic_lists() -> None:
     assert previous.items() == [(T0, "a"), (T1, "gone"), (T2, "a")]
     assert previous == {T0: "a", T1: "gone", T2: "a"} != {T0: "a"}
     assert previous[T1] == "gone"
-    assert previous.get(("t", 9)) is None and previous.get(("other", 0)) is None
-    assert previous.get(("t", -1)) is None and previous.get(("t", 3), "none") == "none"
-    assert ("t", 3) not in previous and T0 in previous
+    assert previous.get(("t", 9)) is None
+    assert previous.get(("other", 0)) is None
+    assert previous.get(("t", -1)) is None
+    assert previous.get(("t", 3), "none") == "none"
+    assert ("t", 3) not in previous
+    assert T0 in previous
     with pytest.raises(KeyError):
         previous[("t", 3)]
 
