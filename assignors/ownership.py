@@ -94,7 +94,7 @@ def invalidated_claims(spec: GroupSpec) -> set[TopicPartition]:
 
 def claims_by_topic(spec: GroupSpec) -> dict[str, list[str | None]] | None:
     """topic -> each partition's live claimant (its index in the list; None: unclaimed), for
-    every topic of the group (none when no member owns anything); None when some partition
+    every topic of the group (empty when no member owns anything); None when some partition
     is claimed by two live members (the generation rule then decides, `valid_owned`).
 
     A list slot per partition: a large group's million claims are then read by index, where
@@ -142,9 +142,10 @@ def _claimed(
 
 class PreviousOwners:
     """partition -> its owner before this rebalance (`previous_owners`), held as one list per
-    topic of the group (`rows`: the owner at each partition's index, None for none). The
-    metrics and the assignment rows read `rows` by index; the read-only mapping methods serve
-    everything else, and it equals the dict of the same owners.
+    topic of the group (`rows`: the owner at each partition's index, None for none; `counts`:
+    how many of each topic's partitions have one). The metrics and the assignment rows read
+    `rows` by index; the read-only mapping methods serve everything else, and it equals the
+    dict of the same owners. `rows` may be `claims_by_topic`'s lists: nobody modifies them.
 
     (Not a `collections.abc.Mapping` subclass: the compiled core's classes cannot take an
     abstract base class; `Owners` names either kind.)"""
@@ -176,6 +177,15 @@ class PreviousOwners:
     def __len__(self) -> int:
         return sum(self.counts.values())
 
+    def __bool__(self) -> bool:  # the compiled core would otherwise test `is not None`
+        return any(self.counts.values())
+
+    def keys(self) -> list[TopicPartition]:
+        return list(self)
+
+    def values(self) -> list[str]:
+        return [owner for _, owner in self.items()]
+
     def items(self) -> list[tuple[TopicPartition, str]]:
         return [
             ((topic, p), owner)
@@ -193,7 +203,7 @@ class PreviousOwners:
         return f"PreviousOwners({dict(self.items())!r})"
 
 
-Owners: TypeAlias = "Mapping[TopicPartition, str] | PreviousOwners"
+Owners: TypeAlias = Mapping[TopicPartition, str] | PreviousOwners
 """partition -> previous owner: the planner's `PreviousOwners`, or any mapping (tests, tools)."""
 
 
@@ -201,7 +211,8 @@ def previous_owners(spec: GroupSpec) -> PreviousOwners:
     """partition -> its owner before this rebalance, for movement metrics.
 
     A valid live claim wins; otherwise a partition owned by exactly one departed member
-    has that member as its previous owner. Invalidated double claims have none.
+    has that member as its previous owner. Invalidated double claims have none. Read-only
+    (its lists may be shared, see `PreviousOwners`).
     """
     live = claims_by_topic(spec)
     if live is not None and not spec.departed:  # the usual case: the live claims as they are

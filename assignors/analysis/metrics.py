@@ -278,7 +278,7 @@ def _facts(spec: GroupSpec) -> _Facts:
     owned_total = 0
     if owns:
         live = claims_by_topic(spec)
-        if live is not None:  # the lists of `previous_owners` too, shared
+        if live is not None:  # also `previous_owners`' lists when no member departed
             owners = {t: live.get(t) or [None] * n for t, n in sizes.items()}
             owned_total = sum(map(len, owned_claims(spec)[0]))
     return _Facts(

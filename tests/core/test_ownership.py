@@ -175,7 +175,12 @@ def test_previous_owners_is_a_mapping_over_per_topic_lists() -> None:
     assert len(previous) == 3
     assert sorted(previous) == [T0, T1, T2]
     assert previous.items() == [(T0, "a"), (T1, "gone"), (T2, "a")]
-    assert previous == {T0: "a", T1: "gone", T2: "a"} != {T0: "a"}
+    assert previous == {T0: "a", T1: "gone", T2: "a"}
+    assert previous != {T0: "a"}
+    assert dict(previous) == {T0: "a", T1: "gone", T2: "a"}
+    assert previous.values() == ["a", "gone", "a"]
+    assert previous
+    assert not previous_owners(group([owner("a", [], 1)]))
     assert previous[T1] == "gone"
     assert previous.get(("t", 9)) is None
     assert previous.get(("other", 0)) is None
