@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from collections import Counter
 from collections.abc import Callable, Iterator, Mapping
@@ -380,13 +381,30 @@ def run(
             len(catalog),
         )
         catalog_bc = spark.sparkContext.broadcast(catalog)
-        wide = _planned(spark, tables, config, buckets, lambda: catalog_bc.value, topic_problems)
         try:
             with target.replace() as tmp:
+                rows_dir = workers_rows_dir(target, tmp)
+                wide = _planned(
+                    spark,
+                    tables,
+                    config,
+                    buckets,
+                    lambda: catalog_bc.value,
+                    topic_problems,
+                    rows_dir,
+                )
                 counts, (planning, peak_mib) = _plan_and_write(
-                    spark, wide, tmp, config.output_files, clock, started, topic_problems
+                    spark,
+                    wide,
+                    tmp,
+                    rows_dir,
+                    config.output_files,
+                    clock,
+                    started,
+                    topic_problems,
                 )
                 target.discard(STAGED)
+                target.discard(STAGED_ROWS)
                 clock.lap("write")
                 # The report's aggregations start before the summary's, and overlap them.
                 with _report_page(spark, tmp, report) as write_page:
@@ -446,23 +464,42 @@ class _Laps:
 # once and read back column by column, it measured about twice as fast as the in-memory
 # columnar cache for the same rows, and it holds no memory.
 STAGED = "_planned"
+# The assignment rows, when the workers write them themselves (`workers_rows_dir`).
+STAGED_ROWS = "_planned_rows"
+
+
+def workers_rows_dir(target: output.Target, tmp: str) -> str | None:
+    """Where the buckets write their assignment rows as Parquet (`jobs.udf.write_rows`):
+    STAGED_ROWS in the run's temporary directory when the output is local, else None (the
+    rows then reach STAGED through Spark). A local output is one the workers already share
+    with the driver: Spark's own writes of it need that as well.
+
+    Why: turning a bucket's rows from Arrow into JVM rows and encoding them in the JVM cost
+    several times what pyarrow's encoder does in the worker (see docs/performance.md)."""
+    if not target.place.local:
+        return None
+    path = f"{tmp.removeprefix('file://')}/{STAGED_ROWS}"
+    os.makedirs(path, exist_ok=True)  # read back even when no bucket wrote a row
+    return path
 
 
 def _plan_and_write(
     spark: SparkSession,
     wide: DataFrame,
     tmp: str,
+    rows_dir: str | None,
     files: int,
     clock: _Laps,
     started: float,
     topic_problems: list[Problem],
 ) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
-    """Run the planning into `tmp`/STAGED, then write every table into `tmp` from there;
-    the output counts and the buckets' timing (see `_output_counts`; `topic_problems`: the
-    driver's rows in `wide`)."""
+    """Run the planning into `tmp`/STAGED (and the workers' `rows_dir`), then write every
+    table into `tmp` from there; the output counts and the buckets' timing (see
+    `_output_counts`; `topic_problems`: the driver's rows in `wide`)."""
     staged = f"{tmp}/{STAGED}"
     wide.write.mode("error").parquet(staged)
-    planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
+    also = [] if rows_dir is None else [f"{tmp}/{STAGED_ROWS}"]
+    planned = spark.read.schema(WIDE_SCHEMA).parquet(staged, *also)
     # In as many partitions as there are cores, not one per bucket: the dozen small jobs
     # over it (counts, the small tables' writes) then schedule a few tasks each, not
     # `buckets` tasks of a few milliseconds.
@@ -546,8 +583,10 @@ def _planned(
     buckets: int,
     catalog_value: Callable[[], dict[str, TopicStatus]],
     topic_problems: list[Problem],
+    rows_dir: str | None = None,
 ) -> DataFrame:
-    """The UDF's wide frame (lazy): every group planned in its bucket, plus the topic rows."""
+    """The UDF's wide frame (lazy): every group planned in its bucket, plus the topic rows;
+    with `rows_dir`, the buckets write their assignment rows there instead."""
     subscriptions = tables[SUBSCRIPTIONS.name]
     assert subscriptions is not None  # invariant: read_inputs raises for required tables
     current = tables[CURRENT_ASSIGNMENT.name]
@@ -563,6 +602,7 @@ def _planned(
         whatif=whatif_settings(config),
         guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
         server_assignors=server_assignor_list(config.group_consumer_assignors),
+        rows_dir=rows_dir,
     )
     members, partitions = planner_input(subscriptions, current, buckets, offsets)
 

@@ -44,7 +44,7 @@ def plan(plugin: str, guard: GuardSettings) -> dict[str, pd.DataFrame]:
         plan_elected=False,
         guard=guard,
     )
-    return split_tables(bucket_function(lambda: TOPICS, ctx)(bucket()))
+    return split_tables(bucket_function(lambda: TOPICS, ctx)((0,), bucket()))
 
 
 @pytest.mark.parametrize(
@@ -88,7 +88,7 @@ def test_without_a_failure_the_guarded_bucket_equals_the_unguarded_one() -> None
             for name, t in split_tables(frame).items()
         }
 
-    guarded = bucket_function(lambda: TOPICS, ctx)(bucket())
+    guarded = bucket_function(lambda: TOPICS, ctx)((0,), bucket())
     assert rows(guarded) == rows(plan_bucket(bucket(), TOPICS, ctx))
 
 

@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 import json
+import os
 import random
+from pathlib import Path
 from typing import Any
 
 import pandas as pd
+import pyarrow as pa
+import pyarrow.parquet as pq
 import pytest
 from helpers.buckets import cogrouped
 
@@ -240,3 +244,43 @@ def test_the_timing_row_tallies_the_rows_the_bucket_wrote() -> None:
     reasons = rejected.groupby(["severity", "reason"]).size()
     assert tally["by_reason"] == {f"{s}:{r}": n for (s, r), n in reasons.items()}
     assert len(reasons) >= 2  # the bucket's warnings too
+
+
+def test_rows_written_to_a_file_are_the_rows_the_frame_would_hold(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # A local run's buckets write their assignment rows as Parquet: the file's rows plus the
+    # frame's (the small tables' rows) are the frame of a bucket that returns them all.
+    pdf, context = bucket(), ctx()
+    expected = plan_bucket(pdf, TOPICS, context, timing_row=False)
+    path = str(tmp_path / "bucket-00003.parquet")
+    frame = plan_bucket(pdf, TOPICS, context, rows_file=path)
+    assert not (frame["kind"] == "a").any()
+    rows = pq.read_table(path).to_pandas(types_mapper=pd.ArrowDtype)
+    assert len(rows) == (expected["kind"] == "a").sum() > 100
+    assert list(rows.columns) == list(expected.columns)
+    both = pd.concat([rows, frame], ignore_index=True)
+    for name in expected:
+        assert both[name].tolist() == expected[name].tolist(), name
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["bucket-00003.parquet"]
+
+
+def test_a_bucket_file_replaces_the_one_a_failed_attempt_left(tmp_path) -> None:  # type: ignore[no-untyped-def]
+    # An attempt retried (or re-planned by the guard) writes the same name: its rows replace
+    # the earlier ones, even when it has none, and no partial file stays behind.
+    path = str(tmp_path / "rows" / jobs.udf.rows_file("", 7))
+    stale = pa.table({"group_id": ["g-old"] * 3})
+    jobs.udf.write_rows(stale, path)
+    assert pq.read_table(path).num_rows == 3
+    jobs.udf.write_rows(stale.slice(0, 0), path)
+    assert pq.read_table(path).num_rows == 0
+    assert os.listdir(tmp_path / "rows") == ["bucket-00007.parquet"]
+
+
+def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
+    def full_disk(table: pa.Table, where: str) -> None:
+        Path(where).write_bytes(b"PAR1 half")
+        raise OSError(28, "No space left on device")
+
+    monkeypatch.setattr(pq, "write_table", full_disk)
+    with pytest.raises(OSError, match="No space"):
+        jobs.udf.write_rows(pa.table({"group_id": ["g"]}), str(tmp_path / "bucket-00000.parquet"))
+    assert os.listdir(tmp_path) == []

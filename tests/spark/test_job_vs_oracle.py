@@ -7,6 +7,7 @@ output split must not change a single row.
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 from typing import Any
@@ -17,10 +18,11 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql.types import IntegerType, LongType
 
+import jobs.pipeline
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
 from jobs.config import PlannerConfig
-from jobs.pipeline import has_weights
+from jobs.pipeline import STAGED, STAGED_ROWS, has_weights
 from jobs.plan_assignments import run
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.udf import (
@@ -160,6 +162,36 @@ def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None: 
     reasons = set(expected["rejected"]["reason"])
     assert {"OFFSETS_UNKNOWN_GROUP", "OFFSETS_NULL_KEY"} <= reasons
     assert expected["assignments"]["lag"].notna().any()
+
+
+@pytest.mark.parametrize("workers_write", [True, False])
+def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, monkeypatch, workers_write: bool
+) -> None:
+    # A local output: the buckets write their assignment rows as Parquet themselves. Other
+    # outputs (HDFS, object stores): the rows go back through Spark. Both give the oracle's
+    # tables, and neither leaves its staged rows in the output.
+    estate = tmp_path / "in"
+    write(generate(90, seed=23, bad_rows=True, offsets=True), estate)
+    strategies = ("range", "sticky", "cooperative-sticky", "elected")
+    written: list[list[str]] = []
+    real = jobs.pipeline._plan_and_write
+
+    def spy(spark, wide, tmp, rows_dir, *rest):  # type: ignore[no-untyped-def]
+        out = real(spark, wide, tmp, rows_dir, *rest)
+        written.append([] if rows_dir is None else sorted(os.listdir(rows_dir)))
+        return out
+
+    monkeypatch.setattr(jobs.pipeline, "_plan_and_write", spy)
+    if not workers_write:
+        monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target, tmp: None)
+    config = PlannerConfig(strategies=strategies, buckets=4, output_files=2)
+    run(spark, str(estate), str(tmp_path / "out"), config)
+    assert_tables_equal(spark, tmp_path / "out", oracle(estate, strategies[:-1]))
+    files = [f"bucket-{b:05d}.parquet" for b in range(4)]
+    assert written == [files if workers_write else []]
+    left = {p.name for p in (tmp_path / "out").iterdir()}
+    assert not {STAGED, STAGED_ROWS} & left, left
 
 
 def shuffled_copy(tables: dict[str, dict[str, list[Any]]], seed: int) -> dict[str, Any]:
