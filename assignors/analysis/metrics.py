@@ -279,7 +279,7 @@ def _facts(spec: GroupSpec) -> _Facts:
     if owns:
         live = claims_by_topic(spec)
         if live is not None:  # also `previous_owners`' lists when no member departed
-            owners = {t: live.get(t) or [None] * n for t, n in sizes.items()}
+            owners = _each_topic(live, sizes)
             owned_total = sum(map(len, owned_claims(spec)[0]))
     return _Facts(
         topics,
@@ -293,6 +293,14 @@ def _facts(spec: GroupSpec) -> _Facts:
     )
 
 
+def _each_topic(
+    rows: dict[str, list[str | None]], sizes: dict[str, int]
+) -> dict[str, list[str | None]]:
+    """Per-topic owner lists for the topics of `sizes` only (the group's): the list of `rows`
+    itself (shared, not copied), or one of None for a topic `rows` lacks."""
+    return {t: rows.get(t) or [None] * n for t, n in sizes.items()}
+
+
 # `previous` by partition (`_previous_rows`), for the last group and mapping seen
 _PREVIOUS: LastSeen[tuple[_Facts, dict[str, list[str | None]], int]] = LastSeen()
 
@@ -304,7 +312,7 @@ def _previous_rows(facts: _Facts, previous: Owners) -> tuple[dict[str, list[str 
     if hit is not None and hit[0] is facts:
         return hit[1], hit[2]
     if isinstance(previous, PreviousOwners):  # the planner's: its lists, shared
-        shared = {t: previous.rows.get(t) or [None] * n for t, n in facts.sizes.items()}
+        shared = _each_topic(previous.rows, facts.sizes)
         found = sum(previous.counts.get(t, 0) for t in facts.sizes)
         _PREVIOUS.put(previous, None, (facts, shared, found))
         return shared, found
