@@ -383,7 +383,7 @@ def run(
         catalog_bc = spark.sparkContext.broadcast(catalog)
         try:
             with target.replace() as tmp:
-                rows_dir = workers_rows_dir(target, tmp)
+                rows_dir = workers_rows_dir(target)
                 wide = _planned(
                     spark,
                     tables,
@@ -468,7 +468,7 @@ STAGED = "_planned"
 STAGED_ROWS = "_planned_rows"
 
 
-def workers_rows_dir(target: output.Target, tmp: str) -> str | None:
+def workers_rows_dir(target: output.Target) -> str | None:
     """Where the buckets write their assignment rows as Parquet (`jobs.udf.write_rows`):
     STAGED_ROWS in the run's temporary directory when the output is local, else None (the
     rows then reach STAGED through Spark). A local output is one the workers already share
@@ -476,9 +476,9 @@ def workers_rows_dir(target: output.Target, tmp: str) -> str | None:
 
     Why: turning a bucket's rows from Arrow into JVM rows and encoding them in the JVM cost
     several times what pyarrow's encoder does in the worker (see docs/performance.md)."""
-    if not target.place.local:
+    if target.local_tmp is None:
         return None
-    path = f"{tmp.removeprefix('file://')}/{STAGED_ROWS}"
+    path = f"{target.local_tmp}/{STAGED_ROWS}"
     os.makedirs(path, exist_ok=True)  # read back even when no bucket wrote a row
     return path
 

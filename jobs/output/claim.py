@@ -221,8 +221,9 @@ def local_output(output_dir: str, marker: str, what: str) -> Iterator[str]:
     target = Target(
         output, parent, name, LocalFs(), Place("file", "", real), uuid.uuid4().hex[:12], _nothing
     )
-    with _claimed(target, False, marker, what, DEFAULT_LEASE_S), target.replace() as tmp:
-        yield tmp.removeprefix("file://")
+    with _claimed(target, False, marker, what, DEFAULT_LEASE_S), target.replace():
+        assert target.local_tmp is not None  # invariant: built local above
+        yield target.local_tmp
 
 
 def _nothing() -> None:

@@ -84,6 +84,12 @@ class Target:
     def path(self) -> str:
         return f"{self.parent.rstrip('/')}/{self.name}"
 
+    @property
+    def local_tmp(self) -> str | None:
+        """The temporary directory `replace()` yields, as an OS path when the output is
+        local (for code that writes it without Hadoop), else None."""
+        return self.sibling(TMP, self.token) if self.place.local else None
+
     @contextmanager
     def replace(self) -> Iterator[str]:
         """Yield the temporary directory to write into; on success it becomes the output."""

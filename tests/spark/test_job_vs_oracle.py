@@ -184,7 +184,7 @@ def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-unt
 
     monkeypatch.setattr(jobs.pipeline, "_plan_and_write", spy)
     if not workers_write:
-        monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target, tmp: None)
+        monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
     config = PlannerConfig(strategies=strategies, buckets=4, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     assert_tables_equal(spark, tmp_path / "out", oracle(estate, strategies[:-1]))
