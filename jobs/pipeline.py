@@ -3,6 +3,7 @@ write the output tables and the manifest atomically."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -26,7 +27,7 @@ from assignors.catalog.registry import (
 )
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
-from jobs import fs, output
+from jobs import assignment_files, fs, output
 from jobs.config import ConfigError, PlannerConfig
 from jobs.guard import GuardSettings
 from jobs.inputs import read_inputs
@@ -498,8 +499,7 @@ def _plan_and_write(
     `_output_counts`; `topic_problems`: the driver's rows in `wide`)."""
     staged = f"{tmp}/{STAGED}"
     wide.write.mode("error").parquet(staged)
-    also = [] if rows_dir is None else [f"{tmp}/{STAGED_ROWS}"]
-    planned = spark.read.schema(WIDE_SCHEMA).parquet(staged, *also)
+    planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
     # In as many partitions as there are cores, not one per bucket: the dozen small jobs
     # over it (counts, the small tables' writes) then schedule a few tasks each, not
     # `buckets` tasks of a few milliseconds.
@@ -510,7 +510,6 @@ def _plan_and_write(
         .persist(StorageLevel.MEMORY_AND_DISK)
     )
     try:
-        outputs = split_output(planned, small)
         counts, timing = _output_counts(small, topic_problems)
         clock.lap("plan")
         log.info(
@@ -519,13 +518,35 @@ def _plan_and_write(
             counts["rejected_groups"],
             time.monotonic() - started,
         )
-        _write_tables(outputs, tmp, files)
+        # The workers' rows: written into the table by pyarrow when each file's rows fit a
+        # worker's memory, else read back by Spark with the staged rows.
+        by_pyarrow = rows_dir is not None and assignment_files.fits(counts["assignments"], files)
+        if rows_dir is not None and not by_pyarrow:
+            planned = spark.read.schema(WIDE_SCHEMA).parquet(staged, f"{tmp}/{STAGED_ROWS}")
+        outputs = split_output(planned, small)
+        if by_pyarrow:
+            assert rows_dir is not None  # invariant: by_pyarrow needs the workers' rows
+            del outputs["assignments"]
+            written: list[int] = []
+            write_rows = functools.partial(
+                assignment_files.write_assignments,
+                spark,
+                rows_dir,
+                # the table in the run's temporary directory, beside the rows (OS paths)
+                os.path.join(os.path.dirname(rows_dir), "assignments"),
+                files,
+            )
+            _write_tables(outputs, tmp, files, lambda: written.append(write_rows()))
+            counts["assignments"] = written[0]
+        else:
+            _write_tables(outputs, tmp, files)
+            # Counted as written: the files' footers hold their row counts (a small job),
+            # where counting the staged rows, each standing for one or more strategies,
+            # read them all.
+            table = spark.read.schema(OUTPUT_SCHEMAS["assignments"]).parquet(f"{tmp}/assignments")
+            counts["assignments"] = table.count()
     finally:
         small.unpersist()
-    # Counted as written: the files' footers hold their row counts (a small job), where
-    # counting the staged rows, each standing for one or more strategies, read them all.
-    written = spark.read.schema(OUTPUT_SCHEMAS["assignments"]).parquet(f"{tmp}/assignments")
-    counts["assignments"] = written.count()
     log.info("%d assignment rows", counts["assignments"])
     return counts, timing
 
@@ -603,6 +624,7 @@ def _planned(
         guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
         server_assignors=server_assignor_list(config.group_consumer_assignors),
         rows_dir=rows_dir,
+        output_files=None if rows_dir is None else config.output_files,
     )
     members, partitions = planner_input(subscriptions, current, buckets, offsets)
 
@@ -630,9 +652,11 @@ def has_weights(catalog: dict[str, TopicStatus]) -> bool:
     return any(status.weights for status in catalog.values())
 
 
-def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
-    """Every table into `tmp`, as jobs started together: the small tables' writes then run
-    beside the assignments' instead of after them."""
+def _write_tables(
+    outputs: dict[str, DataFrame], tmp: str, files: int, *also: Callable[[], object]
+) -> None:
+    """Every table into `tmp`, as jobs started together (with `also`): the small tables'
+    writes then run beside the assignments' instead of after them."""
 
     def write(table: str, frame: DataFrame) -> None:
         log.info("writing %s", table)
@@ -645,7 +669,7 @@ def _write_tables(outputs: dict[str, DataFrame], tmp: str, files: int) -> None:
             writer = writer.partitionBy("strategy")
         writer.parquet(f"{tmp}/{table}")
 
-    together(*[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])
+    together(*also, *[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])
 
 
 def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:
@@ -666,7 +690,7 @@ def _output_counts(
     bucket wrote), and the driver's own topic rows."""
     rows = Counter({KIND_REJECTED: len(topic_problems)})
     by_reason = Counter(reason_key(p) for p in topic_problems)
-    planned = rejected = 0  # the topic rows name no group
+    planned = rejected = assignment_rows = 0  # the topic rows name no group
     seconds = dict.fromkeys(PHASES, 0.0)
     peak = 0.0
     for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
@@ -679,9 +703,12 @@ def _output_counts(
         by_reason.update(bucket["by_reason"])
         planned += bucket["planned_groups"]
         rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
+        assignment_rows += bucket["assignment_rows"]
     out: dict[str, Any] = {
         table: rows.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items() if k != KIND_ASSIGNMENT
     }
+    # as the buckets made them; the written rows are counted once written (`_plan_and_write`)
+    out["assignments"] = assignment_rows
     out["planned_groups"], out["rejected_groups"] = planned, rejected
     out["by_reason"] = {
         key: by_reason[key] for key in sorted(by_reason, key=lambda k: tuple(k.split(":", 1)))

@@ -51,6 +51,7 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
+from jobs.assignment_files import FILE_INDEX, spark_file_index
 from jobs.guard import GuardSettings, guarded
 from jobs.one_group import plan_one
 from jobs.schemas import (
@@ -137,6 +138,10 @@ class PlanContext:
     # writes its assignment rows there as one Parquet file (`rows_file`) instead of returning
     # them through Arrow to the JVM. None: they travel in the UDF's frame.
     rows_dir: str | None = None
+    # With `rows_dir`: the output's files per table. Each row is then written with the index of
+    # the `assignments` file it belongs in, the rows of one file in row groups of their own, so
+    # that the task writing that file reads only its rows (`jobs.assignment_files`).
+    output_files: int | None = None
 
     def __post_init__(self) -> None:
         names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
@@ -339,7 +344,8 @@ def plan_bucket(
     with _no_cyclic_gc(), progress.listening(clock.unit):
         frames = [pdf] if isinstance(pdf, pd.DataFrame) else list(pdf)
         out = _plan_bucket(frames, catalog, ctx, isolate_interrupts, left_out or {}, clock)
-        return out.frame((lambda: [out.timing_row(clock)]) if timing_row else None, rows_file)
+        last = (lambda: [out.timing_row(clock)]) if timing_row else None
+        return out.frame(last, rows_file, ctx.output_files)
 
 
 @contextmanager
@@ -460,6 +466,8 @@ class Tally:
     # strategy) is a rejected row, and the group counts as planned
     rejected_groups: set[str] = field(default_factory=set)
     by_reason: dict[str, int] = field(default_factory=dict)
+    # `assignments` rows, each shared row once per strategy it stands for
+    assignment_rows: int = 0
 
     def problems(self, problems: Iterable[Problem]) -> None:
         for p in problems:
@@ -476,6 +484,7 @@ class Tally:
             "planned_groups": self.planned_groups,
             "rejected_groups": len(self.rejected_groups),
             "by_reason": self.by_reason,
+            "assignment_rows": self.assignment_rows,
         }
 
 
@@ -553,6 +562,7 @@ class _Output:
         for shared, labels in _shared_rows(plan.plans):
             columns: tuple[list[Any], ...] = shared
             n = len(columns[0])
+            self.tally.assignment_rows += n * len(labels)
             a["group_id"].extend([plan.group_id] * n)
             a["strategy"].extend([labels[0][0]] * n)
             a[PAYLOAD].extend(_further(n, columns[_ROUND], labels[1:]))
@@ -575,11 +585,13 @@ class _Output:
         self,
         last: Callable[[], list[tuple[str, str | None, str]]] | None = None,
         rows_file: str | None = None,
+        files: int | None = None,
     ) -> pd.DataFrame:
         """Assignment rows, then one row per small-table row (null assignment columns), then
         the rows `last` gives once the assignment columns are built (a bucket's timing row:
         appended here, not by concatenating a second frame, which copied every column).
-        `rows_file`: the assignment rows are written there instead (`write_rows`).
+        `rows_file`: the assignment rows are written there instead (`write_rows`, with each
+        row's output file among `files`).
 
         Every column is Arrow-backed (`ArrowExtensionArray`): PySpark hands such a column to Arrow
         as it is, where an object column of strings would be converted value by value, and
@@ -594,7 +606,7 @@ class _Output:
             else:
                 heads[name] = pa.array(self.a[name], typ)
         if rows_file is not None:
-            write_rows(pa.table(heads), rows_file)
+            write_rows(pa.table(heads), rows_file, files)
             heads = {name: column.slice(0, 0) for name, column in heads.items()}
         small = self.small + (last() if last is not None else [])
         kinds, groups, payloads = zip(*small, strict=True) if small else ((), (), ())
@@ -613,11 +625,12 @@ def rows_file(rows_dir: str, bucket: int) -> str:
     return os.path.join(rows_dir, f"bucket-{bucket:05d}.parquet")
 
 
-def write_rows(rows: pa.Table, path: str) -> None:
+def write_rows(rows: pa.Table, path: str, files: int | None = None) -> None:
     """A bucket's assignment rows as one Parquet file, whole or not at all: written under a
     hidden name (Spark's readers skip names starting with "."), then renamed into place. The
     file is written even with no rows, so it always replaces what an attempt that failed
-    before left.
+    before left. With `files`: each row with its output file's index (`FILE_INDEX`), the
+    rows of each output file in row groups of their own (its writer skips the others).
 
     Why: Arrow to the JVM, rows in the JVM and the JVM's Parquet encoder cost several times
     what pyarrow's encoder does (a 1M-row bucket: about 3 s of the task against 0.2 s), and
@@ -628,7 +641,19 @@ def write_rows(rows: pa.Table, path: str) -> None:
     os.makedirs(folder, exist_ok=True)
     partial = os.path.join(folder, f".{name}.{os.getpid()}")
     try:
-        pq.write_table(rows, partial)
+        if files is None:
+            pq.write_table(rows, partial)
+        else:
+            index = spark_file_index(rows["group_id"], rows["partition"], files)
+            order = np.argsort(index, kind="stable")
+            rows = rows.take(order).append_column(FILE_INDEX, pa.array(index[order]))
+            ends = np.searchsorted(index[order], np.arange(files), side="right")
+            with pq.ParquetWriter(partial, rows.schema) as writer:
+                start = 0
+                for end in ends.tolist():
+                    if end > start:
+                        writer.write_table(rows.slice(start, end - start))
+                    start = end
         os.replace(partial, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):
