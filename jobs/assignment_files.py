@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
+import json
 import os
 import struct
 import uuid
@@ -136,7 +137,10 @@ def file_schema(spark_version: str) -> pa.Schema:
         [pa.field(n, _ARROW[t.simpleString()], True) for n, t, _ in fields],
         metadata={
             "org.apache.spark.version": spark_version,
-            "org.apache.spark.sql.parquet.row.metadata": spark_schema.json(),
+            # in Spark's key order (pyspark's own `json()` sorts the keys)
+            "org.apache.spark.sql.parquet.row.metadata": json.dumps(
+                spark_schema.jsonValue(), separators=(",", ":")
+            ),
         },
     )
 
