@@ -35,13 +35,13 @@ from jobs.schemas import struct as spark_struct
 
 # The output file index of each row of a bucket's rows file (see `spark_file_index`).
 FILE_INDEX = "file"
-# Rows per file sorted in a worker's memory: about 150 bytes a row while sorting (the rows,
-# their strategies repeated, and the sorted copy), so at most some 3 GiB per task.
-MAX_ROWS_PER_FILE = 20_000_000
+# Rows a file, on average, that one worker sorts in memory: about 300 bytes a row at the
+# peak (the rows read, their sort keys and the sorted copy: 2.5 GB for 8.3M rows), so at
+# most some 3 GB a task.
+MAX_ROWS_PER_FILE = 10_000_000
 # Rows per row group: about what Spark's 2 MiB row groups (jobs.pipeline) hold of these rows,
 # so that a reader of one group skips the rest by their statistics as it does in Spark's files.
 ROWS_PER_ROW_GROUP = 200_000
-SORT_KEYS = ("strategy", "group_id", "topic", "partition")
 
 # Spark's Murmur3 (org.apache.spark.unsafe.hash.Murmur3_x86_32) and its seed in `hash()`.
 _C1, _C2, _SEED, _MASK = 0xCC9E2D51, 0x1B873593, 42, 0xFFFFFFFF
@@ -197,7 +197,8 @@ def write_file(
     index: int, rows_dir: str, table_dir: str, token: str, schema: pa.Schema
 ) -> dict[str, int]:
     """Output file `index` of every strategy: its rows from every bucket's file, one per
-    strategy a row stands for, sorted as Spark sorts them, each strategy's rows under its
+    strategy a row stands for, sorted as Spark sorts them (`jobs.pipeline.SORT_KEYS`:
+    strategy, group_id, topic, partition), each strategy's rows under its
     partition folder. Returns the rows written per strategy. Each file is written under a
     hidden name and renamed into place, so a retried or speculative attempt replaces it.
 
@@ -275,7 +276,8 @@ def _write_whole(rows: pa.Table, path: str) -> None:
 
 
 def fits(assignment_rows: int, files: int) -> bool:
-    """Whether each output file's rows can be sorted in one worker's memory."""
+    """Whether each output file's rows can be sorted in one worker's memory (on average:
+    the rows of a file are spread by group and partition, so even one large group's)."""
     return assignment_rows <= MAX_ROWS_PER_FILE * files
 
 

@@ -12,6 +12,7 @@ import pyarrow.parquet as pq
 
 import jobs.udf
 from jobs.assignment_files import FILE_INDEX, file_schema, spark_file_index, write_file
+from jobs.pipeline import PARTITION_KEYS, SORT_KEYS
 from jobs.schemas import ROUND_SEPARATOR, SHARED_SEPARATOR
 from tests.jobs.test_udf import TOPICS, bucket, ctx
 
@@ -37,6 +38,12 @@ def test_a_bucket_writes_each_output_files_rows_in_row_groups_of_their_own(tmp_p
         .sort_by([(k, "ascending") for k in key])
         .equals(rows.sort_by([(k, "ascending") for k in key]))
     )
+
+
+def test_the_writer_follows_the_pipelines_partitioning_and_order() -> None:
+    # `write_file` hard-codes both: a change to the table's layout must change it too.
+    assert PARTITION_KEYS["assignments"] == ("group_id", "partition")
+    assert SORT_KEYS["assignments"] == ("strategy", "group_id", "topic", "partition")
 
 
 def _rows(tmp_path: Path, **columns: list[object]) -> str:
