@@ -1,5 +1,5 @@
 """The buckets' rows files and the pyarrow writer of `assignments`, without a JVM (Spark's
-own write is compared in tests/spark/test_assignment_files.py)."""
+own write is compared in tests/spark/test_pyarrow_assignments_vs_spark.py)."""
 
 from __future__ import annotations
 
