@@ -29,6 +29,7 @@ from typing import Any
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
+from pyspark.sql import types as T
 
 from jobs.schemas import ASSIGNMENTS_FIELDS, PAYLOAD, ROUND_SEPARATOR, SHARED_SEPARATOR
 from jobs.schemas import struct as spark_struct
@@ -125,7 +126,12 @@ def _file_fields() -> list[tuple[str, Any, bool]]:
     return [(n, t, nullable) for n, t, nullable in ASSIGNMENTS_FIELDS if n != "strategy"]
 
 
-_ARROW = {"string": pa.string(), "int": pa.int32(), "bigint": pa.int64()}
+# The Arrow type of each Spark type of the output columns.
+ARROW_TYPES: dict[type, pa.DataType] = {
+    T.StringType: pa.string(),
+    T.IntegerType: pa.int32(),
+    T.LongType: pa.int64(),
+}
 
 
 def file_schema(spark_version: str) -> pa.Schema:
@@ -134,7 +140,7 @@ def file_schema(spark_version: str) -> pa.Schema:
     fields = _file_fields()
     spark_schema = spark_struct(tuple((n, t, True) for n, t, _ in fields))
     return pa.schema(
-        [pa.field(n, _ARROW[t.simpleString()], True) for n, t, _ in fields],
+        [pa.field(n, ARROW_TYPES[type(t)], True) for n, t, _ in fields],
         metadata={
             "org.apache.spark.version": spark_version,
             # in Spark's key order (pyspark's own `json()` sorts the keys)
@@ -245,7 +251,7 @@ def write_file(
     ranked = strategy[order]
     name_of = dict(zip(name_rank.tolist(), copies.names, strict=True))
     written = {}
-    for start, end in _runs(ranked):
+    for start, end in runs(ranked):
         name = name_of[int(ranked[start])]
         folder = os.path.join(table_dir, partition_folder("strategy", name))
         os.makedirs(folder, exist_ok=True)
@@ -255,7 +261,7 @@ def write_file(
     return written
 
 
-def _runs(values: np.ndarray) -> list[tuple[int, int]]:
+def runs(values: np.ndarray) -> list[tuple[int, int]]:
     """The [start, end) of each run of equal values."""
     bounds = [0, *(np.flatnonzero(np.diff(values)) + 1).tolist(), len(values)]
     return list(itertools.pairwise(bounds))
@@ -264,10 +270,19 @@ def _runs(values: np.ndarray) -> list[tuple[int, int]]:
 def _write_whole(rows: pa.Table, path: str) -> None:
     import pyarrow.parquet as pq
 
+    with whole_file(path) as partial:
+        pq.write_table(rows, partial, row_group_size=ROWS_PER_ROW_GROUP, compression="snappy")
+
+
+@contextlib.contextmanager
+def whole_file(path: str) -> Iterator[str]:
+    """A file written whole or not at all: the caller writes the hidden name this yields
+    (Spark's and pyarrow's readers skip names starting with "."), which is then renamed to
+    `path`, replacing what a failed or earlier attempt left; on an error it is removed."""
     folder, name = os.path.split(path)
     partial = os.path.join(folder, f".{name}.{os.getpid()}")
     try:
-        pq.write_table(rows, partial, row_group_size=ROWS_PER_ROW_GROUP, compression="snappy")
+        yield partial
         os.replace(partial, path)
     except BaseException:
         with contextlib.suppress(FileNotFoundError):

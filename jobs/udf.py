@@ -10,7 +10,6 @@ the Spark path is tested against.
 
 from __future__ import annotations
 
-import contextlib
 import dataclasses
 import gc
 import json
@@ -51,7 +50,7 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
-from jobs.assignment_files import FILE_INDEX, spark_file_index
+from jobs.assignment_files import ARROW_TYPES, FILE_INDEX, runs, spark_file_index, whole_file
 from jobs.guard import GuardSettings, guarded
 from jobs.one_group import plan_one
 from jobs.schemas import (
@@ -600,7 +599,7 @@ class _Output:
         n_a = len(self.a["group_id"])
         heads = {}
         for name, dtype in WIDE_FIELDS:
-            typ = _ARROW_TYPES[type(dtype)]
+            typ = ARROW_TYPES[type(dtype)]
             if name == "kind":
                 heads[name] = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a)
             else:
@@ -613,7 +612,7 @@ class _Output:
         tails = {"kind": kinds, "group_id": groups, PAYLOAD: payloads}
         data: dict[str, pd.arrays.ArrowExtensionArray] = {}
         for name, dtype in WIDE_FIELDS:
-            typ = _ARROW_TYPES[type(dtype)]
+            typ = ARROW_TYPES[type(dtype)]
             tail = pa.array(tails[name], typ) if name in tails else pa.nulls(len(small), typ)
             data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([heads[name], tail]))
         return pd.DataFrame(data)
@@ -637,28 +636,17 @@ def write_rows(rows: pa.Table, path: str, files: int | None = None) -> None:
     the guard's child no longer pickles the rows back to its parent."""
     import pyarrow.parquet as pq  # the workers' import only when it is used
 
-    folder, name = os.path.split(path)
-    os.makedirs(folder, exist_ok=True)
-    partial = os.path.join(folder, f".{name}.{os.getpid()}")
-    try:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with whole_file(path) as partial:
         if files is None:
             pq.write_table(rows, partial)
-        else:
-            index = spark_file_index(rows["group_id"], rows["partition"], files)
-            order = np.argsort(index, kind="stable")
-            rows = rows.take(order).append_column(FILE_INDEX, pa.array(index[order]))
-            ends = np.searchsorted(index[order], np.arange(files), side="right")
-            with pq.ParquetWriter(partial, rows.schema) as writer:
-                start = 0
-                for end in ends.tolist():
-                    if end > start:
-                        writer.write_table(rows.slice(start, end - start))
-                    start = end
-        os.replace(partial, path)
-    except BaseException:
-        with contextlib.suppress(FileNotFoundError):
-            os.unlink(partial)
-        raise
+            return
+        index = spark_file_index(rows["group_id"], rows["partition"], files)
+        order = np.argsort(index, kind="stable")
+        rows = rows.take(order).append_column(FILE_INDEX, pa.array(index[order]))
+        with pq.ParquetWriter(partial, rows.schema) as writer:
+            for start, end in runs(index[order]):
+                writer.write_table(rows.slice(start, end - start))
 
 
 # The column the strategies sharing rows may differ in (see ROUND_SEPARATOR).
@@ -806,11 +794,6 @@ def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
 
 
 # The wide frame's column types (`WIDE_FIELDS`) as Arrow types.
-_ARROW_TYPES: dict[type, pa.DataType] = {
-    T.StringType: pa.string(),
-    T.IntegerType: pa.int32(),
-    T.LongType: pa.int64(),
-}
 
 
 # The grouping key as `applyInPandas` passes it: (bucket,).
