@@ -131,24 +131,39 @@ ARROW_TYPES: dict[type, pa.DataType] = {
     T.StringType: pa.string(),
     T.IntegerType: pa.int32(),
     T.LongType: pa.int64(),
+    T.DoubleType: pa.float64(),
+    T.BooleanType: pa.bool_(),
 }
 
 
-def file_schema(spark_version: str) -> pa.Schema:
-    """The schema of an `assignments` file as Spark writes it: the table's columns but the
-    partition column, all nullable, and Spark's own footer metadata (the schema it reads back)."""
-    fields = _file_fields()
+def arrow_type(dtype: T.DataType) -> pa.DataType:
+    """The Arrow type of an output column's Spark type (arrays of them included)."""
+    if isinstance(dtype, T.ArrayType):
+        return pa.list_(arrow_type(dtype.elementType))
+    return ARROW_TYPES[type(dtype)]
+
+
+def spark_file_schema(fields: Iterable[tuple[str, T.DataType, bool]], version: str) -> pa.Schema:
+    """The schema of a file of these columns as Spark writes it: every column nullable, and
+    Spark's own footer metadata (the schema it reads back)."""
+    fields = list(fields)
     spark_schema = spark_struct(tuple((n, t, True) for n, t, _ in fields))
     return pa.schema(
-        [pa.field(n, ARROW_TYPES[type(t)], True) for n, t, _ in fields],
+        [pa.field(n, arrow_type(t), True) for n, t, _ in fields],
         metadata={
-            "org.apache.spark.version": spark_version,
+            "org.apache.spark.version": version,
             # in Spark's key order (pyspark's own `json()` sorts the keys)
             "org.apache.spark.sql.parquet.row.metadata": json.dumps(
                 spark_schema.jsonValue(), separators=(",", ":")
             ),
         },
     )
+
+
+def file_schema(spark_version: str) -> pa.Schema:
+    """The schema of an `assignments` file as Spark writes it: the table's columns but the
+    partition column (`spark_file_schema`)."""
+    return spark_file_schema(_file_fields(), spark_version)
 
 
 def _rank(values: pa.Array) -> np.ndarray:

@@ -27,7 +27,7 @@ from assignors.catalog.registry import (
 )
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
-from jobs import assignment_files, fs, output
+from jobs import assignment_files, fs, output, payload_files
 from jobs.config import ConfigError, PlannerConfig
 from jobs.guard import GuardSettings
 from jobs.inputs import read_inputs
@@ -526,18 +526,34 @@ def _plan_and_write(
         outputs = split_output(planned, small)
         if by_pyarrow:
             assert rows_dir is not None  # invariant: by_pyarrow needs the workers' rows
-            del outputs["assignments"]
+            # and so are the tables whose rows are staged as payloads (`jobs.payload_files`)
+            for name in ("assignments", *payload_files.TABLES.values()):
+                del outputs[name]
+            local_tmp = os.path.dirname(rows_dir)  # the run's temporary directory (OS path)
             written: list[int] = []
             write_rows = functools.partial(
                 assignment_files.write_assignments,
                 spark,
                 rows_dir,
-                # the table in the run's temporary directory, beside the rows (OS paths)
-                os.path.join(os.path.dirname(rows_dir), "assignments"),
+                os.path.join(local_tmp, "assignments"),
                 files,
             )
-            _write_tables(outputs, tmp, files, lambda: written.append(write_rows()))
+            write_payloads = functools.partial(
+                payload_files.write_tables, spark, os.path.join(local_tmp, STAGED), local_tmp, files
+            )
+            payload_rows: list[dict[str, int]] = []
+            _write_tables(
+                outputs,
+                tmp,
+                files,
+                lambda: written.append(write_rows()),
+                lambda: payload_rows.append(write_payloads()),
+            )
             counts["assignments"] = written[0]
+            # the same staged rows the counts were taken from: a difference is a bug
+            for name, n in payload_rows[0].items():
+                if n != counts[name]:
+                    raise RuntimeError(f"{name}: {n} rows written, {counts[name]} planned")
         else:
             _write_tables(outputs, tmp, files)
             # Counted as written: the files' footers hold their row counts (a small job),

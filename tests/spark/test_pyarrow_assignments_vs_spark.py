@@ -17,10 +17,12 @@ import pytest
 from pyspark.sql import functions as F
 
 import jobs.pipeline
-from jobs import assignment_files
+from jobs import assignment_files, payload_files
 from jobs.assignment_files import partition_folder, spark_file_index
 from jobs.config import PlannerConfig
+from jobs.payload_files import group_file_index
 from jobs.plan_assignments import run
+from jobs.schemas import OUTPUT_SCHEMAS
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark
@@ -77,11 +79,17 @@ def test_pyarrow_writes_the_files_spark_writes(  # type: ignore[no-untyped-def]
         "write_assignments",
         lambda *a: calls.append(1) or real(*a),  # type: ignore[func-returns-value]
     )
+    real_payloads = payload_files.write_tables
+    monkeypatch.setattr(
+        payload_files,
+        "write_tables",
+        lambda *a: calls.append(2) or real_payloads(*a),  # type: ignore[func-returns-value]
+    )
     by_pyarrow = run(spark, str(estate), str(tmp_path / "a"), config)
-    assert calls == [1]
+    assert sorted(calls) == [1, 2]
     monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
     by_spark = run(spark, str(estate), str(tmp_path / "b"), config)
-    assert calls == [1]
+    assert sorted(calls) == [1, 2]
     assert by_pyarrow.output_rows == by_spark.output_rows
     a, b = _files(tmp_path / "a" / "assignments"), _files(tmp_path / "b" / "assignments")
     assert sorted(a) == sorted(b)
@@ -100,6 +108,56 @@ def test_pyarrow_writes_the_files_spark_writes(  # type: ignore[no-untyped-def]
     read_b = spark.read.parquet(str(tmp_path / "b" / "assignments"))
     assert read_a.schema == read_b.schema
     assert read_a.count() == by_pyarrow.output_rows["assignments"]
+    # the tables whose rows are staged as payloads: one file per output file, no folders
+    for table in payload_files.TABLES.values():
+        a, b = _files(tmp_path / "a" / table), _files(tmp_path / "b" / table)
+        assert sorted(a) == sorted(b), table
+        assert a, table
+        for key in a:
+            left, right = pq.read_table(a[key]), pq.read_table(b[key])
+            assert left.num_rows > 0, key
+            assert left.schema.equals(right.schema, check_metadata=False), key
+            assert left.to_pydict() == right.to_pydict(), key
+            spark_key = b"org.apache.spark.sql.parquet.row.metadata"
+            assert left.schema.metadata[spark_key] == right.schema.metadata[spark_key]
+        assert (tmp_path / "a" / table / "_SUCCESS").exists()
+        written = spark.read.schema(OUTPUT_SCHEMAS[table]).parquet(str(tmp_path / "a" / table))
+        assert written.count() == by_pyarrow.output_rows[table] > 0
+
+
+def test_group_file_index_is_sparks_hash_partitioning(spark) -> None:  # type: ignore[no-untyped-def]
+    rng = random.Random(7)
+    alphabet = "abcXYZ-_.09é漢😀\x01"
+    ids = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 13))) for _ in range(2000)]
+    frame = spark.createDataFrame([(g,) for g in ids], "g string")
+    for files in (1, 2, 3, 7, 200):
+        expected = [r[0] for r in frame.select(F.pmod(F.hash("g"), F.lit(files))).collect()]
+        assert group_file_index(pa.array(ids), files).tolist() == expected, files
+
+
+def test_an_empty_table_is_one_empty_file_as_spark_writes_it(  # type: ignore[no-untyped-def]
+    spark, tmp_path: Path, monkeypatch
+) -> None:
+    # No what-if scenario: `rebalance_costs` has no row, and both paths write one file
+    # holding the schema (Spark's reader then finds the columns without a schema given).
+    estate = tmp_path / "in"
+    write(generate(30, seed=3), estate)
+    config = PlannerConfig(strategies=("range", "sticky"), buckets=2, output_files=3, scenarios=())
+    by_pyarrow = run(spark, str(estate), str(tmp_path / "a"), config)
+    monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
+    by_spark = run(spark, str(estate), str(tmp_path / "b"), config)
+    assert by_pyarrow.output_rows == by_spark.output_rows
+    assert by_pyarrow.output_rows["rebalance_costs"] == 0
+    for table in payload_files.TABLES.values():
+        a, b = _files(tmp_path / "a" / table), _files(tmp_path / "b" / table)
+        assert sorted(a) == sorted(b), table
+        for key in a:
+            left, right = pq.read_table(a[key]), pq.read_table(b[key])
+            assert left.schema.equals(right.schema, check_metadata=False), key
+            assert left.to_pydict() == right.to_pydict(), key
+    assert spark.read.parquet(str(tmp_path / "a" / "rebalance_costs")).columns == list(
+        OUTPUT_SCHEMAS["rebalance_costs"].names
+    )
 
 
 def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyped-def]

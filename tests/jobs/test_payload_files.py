@@ -1,0 +1,138 @@
+"""The pyarrow writer of `balance_metrics` and `rebalance_costs`, without a JVM (Spark's own
+write is compared in tests/spark/test_pyarrow_assignments_vs_spark.py)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from jobs import payload_files
+from jobs.payload_files import group_file_index, write_file
+from jobs.pipeline import SORT_KEYS
+from jobs.schemas import (
+    COSTS_PAYLOAD_COLUMNS,
+    KIND_METRICS,
+    KIND_REBALANCE_COSTS,
+    OUTPUT_SCHEMAS,
+    costs_payload,
+    costs_values,
+)
+
+
+def test_the_writer_follows_the_pipelines_partitioning_and_order() -> None:
+    # `write_file` hashes by group_id alone and sorts by its own copy of the keys.
+    for table in payload_files.TABLES.values():
+        assert payload_files.SORT_KEYS[table] == SORT_KEYS[table]
+    assert set(payload_files.TABLES.values()) == set(payload_files.ROWS_PER_ROW_GROUP)
+
+
+def _staged(tmp_path: Path, rows: list[tuple[str, str, str]]) -> str:
+    """A staged folder as the pipeline writes it (kind, group_id, payload; Spark's names)."""
+    folder = tmp_path / "_planned"
+    folder.mkdir()
+    kinds, groups, payloads = zip(*rows, strict=True) if rows else ((), (), ())
+    table = pa.table(
+        {
+            "kind": pa.array(kinds, pa.string()),
+            "group_id": pa.array(groups, pa.string()),
+            "payload": pa.array(payloads, pa.string()),
+        }
+    )
+    pq.write_table(table, folder / "part-00000-x.c000.snappy.parquet")
+    (folder / "_SUCCESS").touch()
+    return str(folder)
+
+
+def _cost(group: str, strategy: str, scenario: str, moved: int | None) -> dict[str, object]:
+    row: dict[str, object] = dict.fromkeys(OUTPUT_SCHEMAS["rebalance_costs"].names, 1)
+    row.update(group_id=group, strategy=strategy, scenario=scenario, lag_moved=None)
+    row["moved_partition_count"] = moved
+    return row
+
+
+def _read(folder: Path) -> list[dict[str, object]]:
+    return [r for f in sorted(folder.glob("part-*")) for r in pq.read_table(f).to_pylist()]
+
+
+def test_cost_rows_are_parsed_as_the_split_reads_them_and_sorted(tmp_path: Path) -> None:
+    # A strategy name with commas (a plugin's) stays whole; an empty value is null.
+    costs = [
+        _cost("g2", "range", "member_leave", 3),
+        _cost("g1", "com.example.a,b", "rolling_restart", None),
+        _cost("g1", "com.example.a,b", "member_join", 0),
+        _cost("é", "sticky", "member_leave", 2**31 - 1),
+    ]
+    staged = _staged(
+        tmp_path, [(KIND_REBALANCE_COSTS, str(r["group_id"]), costs_payload(r)) for r in costs]
+    )
+    out = tmp_path / "rebalance_costs"
+    out.mkdir()
+    written = [write_file(KIND_REBALANCE_COSTS, i, 2, staged, str(out), "t", "4") for i in (0, 1)]
+    assert sum(written) == len(costs)
+    rows = _read(out)
+    expected = []
+    for r in costs:
+        values = costs_values(costs_payload(r))
+        assert values["strategy"] == r["strategy"]
+        expected.append({"group_id": r["group_id"], **{k: r[k] for k in COSTS_PAYLOAD_COLUMNS}})
+    by_key = {(r["group_id"], r["strategy"], r["scenario"]): r for r in rows}
+    for r in expected:
+        got = by_key[(r["group_id"], r["strategy"], r["scenario"])]
+        assert {k: got[k] for k in r} == r
+    # each file holds its groups' rows (Spark's hash of group_id), sorted by the keys
+    for index in (0, 1):
+        path = next(out.glob(f"part-{index:05d}-t.c000.snappy.parquet"), None)
+        mine = [r for r in costs if group_file_index(pa.array([r["group_id"]]), 2)[0] == index]
+        if not mine:
+            assert path is None
+            continue
+        assert path is not None
+        got = pq.read_table(path).to_pylist()
+        keys = [(r["group_id"], r["strategy"], r["scenario"]) for r in got]
+        utf8 = [tuple(str(k).encode() for k in key) for key in keys]
+        assert utf8 == sorted(utf8)
+        assert len(got) == len(mine)
+        assert pq.read_table(path).schema.names == OUTPUT_SCHEMAS["rebalance_costs"].names
+
+
+def test_metrics_rows_are_parsed_from_their_json(tmp_path: Path) -> None:
+    names = OUTPUT_SCHEMAS["balance_metrics"].names
+    row: dict[str, object] = {
+        "group_id": "g",
+        "strategy": "range",
+        "member_count": 3,
+        "avg_partitions_per_member": 0.1 + 0.2,  # a float that must round-trip exactly
+        "is_fully_balanced": True,
+        "bottleneck_topics": ["b", "a"],
+        "elected_strategy": None,
+    }
+    staged = _staged(tmp_path, [(KIND_METRICS, "g", json.dumps(row, separators=(",", ":")))])
+    out = tmp_path / "balance_metrics"
+    out.mkdir()
+    assert write_file(KIND_METRICS, 0, 1, staged, str(out), "t", "4") == 1
+    (got,) = _read(out)
+    assert list(got) == names
+    assert {k: got[k] for k in row} == row
+    assert all(got[k] is None for k in names if k not in row)  # missing: null
+
+
+@pytest.mark.parametrize("index", [0, 1])
+def test_an_empty_table_is_one_file_of_schema(tmp_path: Path, index: int) -> None:
+    # As Spark: no file for an empty partition, but an empty table still has file 0.
+    staged = _staged(tmp_path, [])
+    out = tmp_path / "rebalance_costs"
+    out.mkdir()
+    assert write_file(KIND_REBALANCE_COSTS, index, 2, staged, str(out), "t", "4") == 0
+    files = list(out.glob("part-*"))
+    if index == 0:
+        (path,) = files
+        table = pq.read_table(path)
+        assert table.num_rows == 0
+        assert table.schema.names == OUTPUT_SCHEMAS["rebalance_costs"].names
+    else:
+        assert files == []
+    assert not list(out.glob(".*"))
