@@ -41,6 +41,9 @@ TABLES = {KIND_METRICS: "balance_metrics", KIND_REBALANCE_COSTS: "rebalance_cost
 # each table, so that a reader of one group skips the others by their statistics as it does
 # in Spark's files.
 ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
+# Rows of one table that a task reads at most (its payloads and group ids; about 100 bytes a
+# row at the peak, so about 1 GB), else the table is written by Spark.
+MAX_ROWS = 10_000_000
 # The sort keys of each table (`jobs.pipeline.SORT_KEYS`; pinned by a test).
 SORT_KEYS = {
     "balance_metrics": ("group_id", "strategy"),
@@ -125,13 +128,26 @@ def write_file(
     return int(out.num_rows)
 
 
-def write_tables(spark: Any, staged_dir: str, tmp_dir: str, files: int) -> dict[str, int]:
-    """Every table of TABLES into `tmp_dir`/TABLE from the staged rows in `staged_dir`: one
-    task per (table, output file), then each table's `_SUCCESS`. Returns rows per table."""
-    tasks = [(kind, index) for kind in TABLES for index in range(files)]
+def fits(rows: int) -> bool:
+    """Whether a table's staged rows fit one worker's memory (each of its tasks reads them all
+    and keeps its file's): else Spark writes the table, spilling to disk as it must."""
+    return rows <= MAX_ROWS
+
+
+def write_tables(
+    spark: Any, staged_dir: str, tmp_dir: str, files: int, kinds: Iterable[str]
+) -> dict[str, int]:
+    """The tables of `kinds` (TABLES) into `tmp_dir`/TABLE from the staged rows in
+    `staged_dir`: one task per (table, output file), then each table's `_SUCCESS`. Returns
+    the rows written per table."""
+    kinds = list(kinds)
+    if not kinds:
+        return {}
+    tasks = [(kind, index) for kind in kinds for index in range(files)]
     token = str(uuid.uuid4())
     version = spark.version
-    for table in TABLES.values():
+    tables = [TABLES[kind] for kind in kinds]
+    for table in tables:
         os.makedirs(os.path.join(tmp_dir, table), exist_ok=True)
 
     def task(chunk: Iterable[tuple[str, int]]) -> Iterator[tuple[str, int]]:
@@ -140,15 +156,15 @@ def write_tables(spark: Any, staged_dir: str, tmp_dir: str, files: int) -> dict[
             yield kind, write_file(kind, index, files, staged_dir, folder, token, version)
 
     sc = spark.sparkContext
-    sc.setJobDescription("write " + ", ".join(TABLES.values()) + " (pyarrow)")
+    sc.setJobDescription("write " + ", ".join(tables) + " (pyarrow)")
     try:
         written = sc.parallelize(tasks, len(tasks)).mapPartitions(task).collect()
     finally:
         sc.setJobDescription(None)
-    rows = dict.fromkeys(TABLES.values(), 0)
+    rows = dict.fromkeys(tables, 0)
     for kind, n in written:
         rows[TABLES[kind]] += n
-    for table in TABLES.values():
+    for table in tables:
         with open(os.path.join(tmp_dir, table, "_SUCCESS"), "wb"):
             pass
     return rows

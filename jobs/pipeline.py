@@ -3,7 +3,6 @@ write the output tables and the manifest atomically."""
 
 from __future__ import annotations
 
-import functools
 import json
 import logging
 import os
@@ -524,38 +523,37 @@ def _plan_and_write(
         if rows_dir is not None and not by_pyarrow:
             planned = spark.read.schema(WIDE_SCHEMA).parquet(staged, f"{tmp}/{STAGED_ROWS}")
         outputs = split_output(planned, small)
-        if by_pyarrow:
-            assert rows_dir is not None  # invariant: by_pyarrow needs the workers' rows
-            # and so are the tables whose rows are staged as payloads (`jobs.payload_files`)
-            for name in ("assignments", *payload_files.TABLES.values()):
-                del outputs[name]
+        by_workers: list[Callable[[], object]] = []  # the tables the executors' pyarrow writes
+        written: list[int] = []
+        payload_rows: list[dict[str, int]] = []
+        if rows_dir is not None:
             local_tmp = os.path.dirname(rows_dir)  # the run's temporary directory (OS path)
-            written: list[int] = []
-            write_rows = functools.partial(
-                assignment_files.write_assignments,
-                spark,
-                rows_dir,
-                os.path.join(local_tmp, "assignments"),
-                files,
+            # the tables whose rows are staged as payloads (`jobs.payload_files`)
+            kinds = [k for k, t in payload_files.TABLES.items() if payload_files.fits(counts[t])]
+            for kind in kinds:
+                del outputs[payload_files.TABLES[kind]]
+            staged_local = os.path.join(local_tmp, STAGED)
+            by_workers.append(
+                lambda: payload_rows.append(
+                    payload_files.write_tables(spark, staged_local, local_tmp, files, kinds)
+                )
             )
-            write_payloads = functools.partial(
-                payload_files.write_tables, spark, os.path.join(local_tmp, STAGED), local_tmp, files
-            )
-            payload_rows: list[dict[str, int]] = []
-            _write_tables(
-                outputs,
-                tmp,
-                files,
-                lambda: written.append(write_rows()),
-                lambda: payload_rows.append(write_payloads()),
-            )
+            if by_pyarrow:
+                del outputs["assignments"]
+                table_dir = os.path.join(local_tmp, "assignments")
+                by_workers.append(
+                    lambda: written.append(
+                        assignment_files.write_assignments(spark, rows_dir, table_dir, files)
+                    )
+                )
+        _write_tables(outputs, tmp, files, *by_workers)
+        # the same staged rows the counts were taken from: a difference is a bug
+        for name, n in (payload_rows[0] if payload_rows else {}).items():
+            if n != counts[name]:
+                raise RuntimeError(f"{name}: {n} rows written, {counts[name]} planned")
+        if by_pyarrow:
             counts["assignments"] = written[0]
-            # the same staged rows the counts were taken from: a difference is a bug
-            for name, n in payload_rows[0].items():
-                if n != counts[name]:
-                    raise RuntimeError(f"{name}: {n} rows written, {counts[name]} planned")
         else:
-            _write_tables(outputs, tmp, files)
             # Counted as written: the files' footers hold their row counts (a small job),
             # where counting the staged rows, each standing for one or more strategies,
             # read them all.

@@ -171,9 +171,14 @@ def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyp
     expected = run(spark, str(estate), str(tmp_path / "a"), config)
     monkeypatch.setattr(assignment_files, "MAX_ROWS_PER_FILE", 10)
     monkeypatch.setattr(assignment_files, "write_assignments", None)  # not called
+    monkeypatch.setattr(payload_files, "MAX_ROWS", 10)  # nor the payload tables' writer
+    monkeypatch.setattr(payload_files, "write_file", None)
     fallback = run(spark, str(estate), str(tmp_path / "b"), config)
     assert fallback.output_rows == expected.output_rows
-    a, b = _files(tmp_path / "a" / "assignments"), _files(tmp_path / "b" / "assignments")
-    assert sorted(a) == sorted(b)
-    assert all(pq.read_table(a[k]).equals(pq.read_table(b[k])) for k in a)
+    for table in ("assignments", *payload_files.TABLES.values()):
+        a, b = _files(tmp_path / "a" / table), _files(tmp_path / "b" / table)
+        assert sorted(a) == sorted(b), table
+        for k in a:
+            left, right = pq.read_table(a[k]), pq.read_table(b[k])
+            assert left.equals(right), k
     assert not os.path.exists(tmp_path / "b" / jobs.pipeline.STAGED_ROWS)
