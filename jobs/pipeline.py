@@ -499,17 +499,21 @@ def _plan_and_write(
     staged = f"{tmp}/{STAGED}"
     wide.write.mode("error").parquet(staged)
     planned = spark.read.schema(WIDE_SCHEMA).parquet(staged)
-    # In as many partitions as there are cores, not one per bucket: the dozen small jobs
-    # over it (counts, the small tables' writes) then schedule a few tasks each, not
-    # `buckets` tasks of a few milliseconds.
-    small = (
-        planned.where(F.col("kind") != KIND_ASSIGNMENT)
-        .select("kind", "group_id", PAYLOAD)
-        .coalesce(spark.sparkContext.defaultParallelism)
-        .persist(StorageLevel.MEMORY_AND_DISK)
-    )
+    by_workers_kinds: list[str] = []  # the staged tables the executors' pyarrow writes
+    small: DataFrame | None = None
     try:
-        counts, timing = _output_counts(small, topic_problems)
+        if rows_dir is None:
+            small = _small_rows(spark, planned, by_workers_kinds)
+            counts, timing = _output_counts(small, topic_problems)
+        else:
+            # The staged rows are the small rows (the assignment rows are in `rows_dir`):
+            # the counts read the timing rows from there, and the tables pyarrow writes from
+            # the staged payloads are left out of what Spark keeps for its own writes.
+            counts, timing = _output_counts(planned, topic_problems)
+            by_workers_kinds = [
+                k for k, t in payload_files.TABLES.items() if payload_files.fits(counts[t])
+            ]
+            small = _small_rows(spark, planned, by_workers_kinds)
         clock.lap("plan")
         log.info(
             "planned %d groups, rejected %d, after %.1f s",
@@ -528,16 +532,7 @@ def _plan_and_write(
         payload_rows: list[dict[str, int]] = []
         if rows_dir is not None:
             local_tmp = os.path.dirname(rows_dir)  # the run's temporary directory (OS path)
-            # the tables whose rows are staged as payloads (`jobs.payload_files`)
-            kinds = [k for k, t in payload_files.TABLES.items() if payload_files.fits(counts[t])]
-            for kind in kinds:
-                del outputs[payload_files.TABLES[kind]]
-            staged_local = os.path.join(local_tmp, STAGED)
-            by_workers.append(
-                lambda: payload_rows.append(
-                    payload_files.write_tables(spark, staged_local, local_tmp, files, kinds)
-                )
-            )
+            # Started first: the longest job (both jobs run one task per output file).
             if by_pyarrow:
                 del outputs["assignments"]
                 table_dir = os.path.join(local_tmp, "assignments")
@@ -546,6 +541,17 @@ def _plan_and_write(
                         assignment_files.write_assignments(spark, rows_dir, table_dir, files)
                     )
                 )
+            # the tables whose rows are staged as payloads (`jobs.payload_files`)
+            for kind in by_workers_kinds:
+                del outputs[payload_files.TABLES[kind]]
+            staged_local = os.path.join(local_tmp, STAGED)
+            by_workers.append(
+                lambda: payload_rows.append(
+                    payload_files.write_tables(
+                        spark, staged_local, local_tmp, files, by_workers_kinds
+                    )
+                )
+            )
         _write_tables(outputs, tmp, files, *by_workers)
         # the same staged rows the counts were taken from: a difference is a bug
         for name, n in (payload_rows[0] if payload_rows else {}).items():
@@ -560,9 +566,23 @@ def _plan_and_write(
             table = spark.read.schema(OUTPUT_SCHEMAS["assignments"]).parquet(f"{tmp}/assignments")
             counts["assignments"] = table.count()
     finally:
-        small.unpersist()
+        if small is not None:
+            small.unpersist()
     log.info("%d assignment rows", counts["assignments"])
     return counts, timing
+
+
+def _small_rows(spark: SparkSession, planned: DataFrame, left_out: list[str]) -> DataFrame:
+    """The staged rows of the small tables (but the kinds `left_out`), kept for the counts
+    and the small tables' writes. In as many partitions as there are cores, not one per
+    bucket: the dozen small jobs over them then schedule a few tasks each, not `buckets`
+    tasks of a few milliseconds."""
+    return (
+        planned.where(~F.col("kind").isin(KIND_ASSIGNMENT, *left_out))
+        .select("kind", "group_id", PAYLOAD)
+        .coalesce(spark.sparkContext.defaultParallelism)
+        .persist(StorageLevel.MEMORY_AND_DISK)
+    )
 
 
 def _summaries(spark: SparkSession, tmp: str) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
