@@ -70,7 +70,8 @@ def _fmix(h: int, length: int) -> int:
 
 
 def spark_string_hash(value: str, seed: int = _SEED) -> int:
-    """Spark's Murmur3 hash of a string (`hashUnsafeBytes`, unsigned): its UTF-8 bytes four
+    """Spark's Murmur3 hash of a string (`hashUnsafeBytes`, unsigned; the reference of
+    `spark_string_hashes`): its UTF-8 bytes four
     at a time, then each byte left over mixed alone as a signed byte (not Murmur3's own tail,
     which Spark keeps for compatibility)."""
     data = value.encode()
@@ -87,6 +88,52 @@ def _rotl(x: np.ndarray, r: int) -> np.ndarray:
     return (x << np.uint32(r)) | (x >> np.uint32(32 - r))
 
 
+# The same steps over numpy arrays of uint32 (multiplications wrap, as Java's int ones do).
+def _np_mix_k1(k: np.ndarray) -> np.ndarray:
+    return _rotl(k * np.uint32(_C1), 15) * np.uint32(_C2)
+
+
+def _np_mix_h1(h: np.ndarray, k: np.ndarray) -> np.ndarray:
+    return _rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
+
+
+def _np_fmix(h: np.ndarray, length: np.ndarray | int) -> np.ndarray:
+    h = h ^ np.asarray(length).astype(np.uint32)
+    h = (h ^ (h >> np.uint32(16))) * np.uint32(0x85EBCA6B)
+    h = (h ^ (h >> np.uint32(13))) * np.uint32(0xC2B2AE35)
+    out: np.ndarray = h ^ (h >> np.uint32(16))
+    return out
+
+
+def spark_string_hashes(values: pa.Array) -> np.ndarray:
+    """`spark_string_hash` of every value of a string array without nulls (uint32), word by
+    word across all values at once: a Python loop per value cost 0.6 s per 100,000 ids."""
+    values = values.cast(pa.string())
+    n = len(values)
+    if n == 0:
+        return np.zeros(0, np.uint32)
+    buffers = values.buffers()
+    offsets = np.frombuffer(buffers[1], np.int32)[values.offset : values.offset + n + 1]
+    data = np.frombuffer(buffers[2], np.uint8) if buffers[2] is not None else np.zeros(0, np.uint8)
+    starts, lengths = offsets[:-1].astype(np.int64), np.diff(offsets).astype(np.int64)
+    words = lengths // 4
+    h = np.full(n, _SEED, np.uint32)
+    with np.errstate(over="ignore"):
+        for w in range(int(words.max())):
+            at = np.flatnonzero(words > w)
+            pos = starts[at] + 4 * w
+            word = data[pos].astype(np.uint32)
+            for b in (1, 2, 3):
+                word |= data[pos + b].astype(np.uint32) << np.uint32(8 * b)
+            h[at] = _np_mix_h1(h[at], _np_mix_k1(word))
+        # each byte left over alone, as a signed byte
+        for b in range(3):
+            at = np.flatnonzero(lengths - 4 * words > b)
+            byte = data[starts[at] + 4 * words[at] + b].view(np.int8).astype(np.int32)
+            h[at] = _np_mix_h1(h[at], _np_mix_k1(byte.view(np.uint32)))
+        return _np_fmix(h, lengths)
+
+
 def spark_file_index(
     group_ids: pa.Array | pa.ChunkedArray, partitions: pa.Array | pa.ChunkedArray, files: int
 ) -> np.ndarray:
@@ -96,18 +143,10 @@ def spark_file_index(
     if isinstance(group_ids, pa.ChunkedArray):
         group_ids = group_ids.combine_chunks()
     encoded = pc.dictionary_encode(group_ids)
-    seeds = np.array([spark_string_hash(g) for g in encoded.dictionary.to_pylist()], np.uint32)
-    h = seeds[encoded.indices.to_numpy(zero_copy_only=False)]
+    h = spark_string_hashes(encoded.dictionary)[encoded.indices.to_numpy(zero_copy_only=False)]
     k = np.asarray(partitions.to_numpy(zero_copy_only=False), np.int32).view(np.uint32)
     with np.errstate(over="ignore"):
-        k = _rotl(k * np.uint32(_C1), 15) * np.uint32(_C2)
-        h = _rotl(h ^ k, 13) * np.uint32(5) + np.uint32(0xE6546B64)
-        h ^= np.uint32(4)
-        h ^= h >> np.uint32(16)
-        h *= np.uint32(0x85EBCA6B)
-        h ^= h >> np.uint32(13)
-        h *= np.uint32(0xC2B2AE35)
-        h ^= h >> np.uint32(16)
+        h = _np_fmix(_np_mix_h1(h, _np_mix_k1(k)), 4)
     # numpy's % on a positive divisor is never negative, as Spark's pmod
     return (h.view(np.int32).astype(np.int64) % files).astype(np.int32)
 

@@ -4,7 +4,7 @@ The rows of these tables travel from the buckets as text payloads beside the ass
 (`jobs.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
 staged as Parquet with them. Through Spark, each table is a parse of every payload in the
 JVM, a shuffle by `group_id` and a row sort per output file. With a local output, one task
-per (table, output file) instead reads the staged payloads of its table, keeps the rows of
+per output file instead reads the staged payloads of these tables once, keeps the rows of
 its file (Spark's `pmod(hash(group_id), files)`, as `repartition(files, "group_id")` sends
 them), parses them with pyarrow, sorts them by the table's sort keys and writes the file:
 the rows, files and order that `jobs.pipeline.sorted_for_write` gives, with Spark's schema
@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.assignment_files import arrow_type, spark_file_schema, spark_string_hash, whole_file
+from jobs.assignment_files import arrow_type, spark_file_schema, spark_string_hashes, whole_file
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
@@ -54,7 +54,7 @@ SORT_KEYS = {
 def group_file_index(group_ids: pa.Array, files: int) -> np.ndarray:
     """Each row's output file: Spark's `pmod(hash(group_id), files)`, once per distinct group."""
     encoded = pc.dictionary_encode(group_ids)
-    hashes = np.array([spark_string_hash(g) for g in encoded.dictionary.to_pylist()], np.uint32)
+    hashes = spark_string_hashes(encoded.dictionary)
     h = hashes.view(np.int32).astype(np.int64)[encoded.indices.to_numpy(zero_copy_only=False)]
     index: np.ndarray = (h % files).astype(np.int32)  # % on a positive divisor: Spark's pmod
     return index
@@ -91,41 +91,58 @@ def _json_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
     return {f.name: parsed[f.name].combine_chunks().cast(f.type) for f in schema}
 
 
-def write_file(
-    kind: str, index: int, files: int, staged_dir: str, table_dir: str, token: str, version: str
-) -> int:
-    """Output file `index` of the table of `kind` from the staged rows; returns its rows.
+def write_files(
+    index: int,
+    files: int,
+    kinds: Iterable[str],
+    staged_dir: str,
+    tmp_dir: str,
+    token: str,
+    version: str,
+) -> dict[str, int]:
+    """Output file `index` of the table of each of `kinds` (into `tmp_dir`/TABLE) from the
+    staged rows, read once for all of them; returns the rows written per kind.
 
     A file with no rows is not written (as Spark writes none for an empty partition), but
     for an empty table file 0 is: Spark writes one, for the schema."""
     import pyarrow.dataset as ds
-
-    table = TABLES[kind]
-    fields = OUTPUT_TABLES[kind][1]
-    staged = ds.dataset(staged_dir, format="parquet").to_table(
-        columns=["group_id", PAYLOAD], filter=pc.field("kind") == kind
-    )
-    group_ids = staged["group_id"].combine_chunks()
-    mine = group_file_index(group_ids, files) == index
-    if not mine.any() and (index != 0 or staged.num_rows):
-        return 0
-    rows = staged.filter(pa.array(mine))
-    payloads = rows[PAYLOAD].combine_chunks()
-    types = {name: arrow_type(t) for name, t, _ in fields}
-    if kind == KIND_REBALANCE_COSTS:
-        columns = {"group_id": rows["group_id"].combine_chunks(), **_costs_columns(payloads, types)}
-    else:
-        columns = _json_columns(payloads, pa.schema([(n, types[n]) for n, _, _ in fields]))
-    schema = spark_file_schema(fields, version)
-    out = pa.table([columns[name] for name in schema.names], schema=schema)
-    order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
-    out = out.take(order)
     import pyarrow.parquet as pq
 
-    path = os.path.join(table_dir, f"part-{index:05d}-{token}.c000.snappy.parquet")
-    with whole_file(path) as partial:
-        pq.write_table(out, partial, row_group_size=ROWS_PER_ROW_GROUP[table], compression="snappy")
-    return int(out.num_rows)
+    kinds = list(kinds)
+    staged = ds.dataset(staged_dir, format="parquet").to_table(
+        columns=["kind", "group_id", PAYLOAD], filter=pc.field("kind").isin(kinds)
+    )
+    kind_of = staged["kind"].combine_chunks()
+    group_ids = staged["group_id"].combine_chunks()
+    payloads = staged[PAYLOAD].combine_chunks()
+    mine = group_file_index(group_ids, files) == index
+    written = {}
+    for kind in kinds:
+        table = TABLES[kind]
+        of_kind = pc.equal(kind_of, kind).to_numpy(zero_copy_only=False)
+        rows = np.flatnonzero(of_kind & mine)
+        written[kind] = len(rows)
+        if not len(rows) and (index != 0 or of_kind.any()):
+            continue
+        fields = OUTPUT_TABLES[kind][1]
+        types = {name: arrow_type(t) for name, t, _ in fields}
+        taken = payloads.take(pa.array(rows))
+        if kind == KIND_REBALANCE_COSTS:
+            columns = {"group_id": group_ids.take(pa.array(rows)), **_costs_columns(taken, types)}
+        else:
+            columns = _json_columns(taken, pa.schema([(n, types[n]) for n, _, _ in fields]))
+        schema = spark_file_schema(fields, version)
+        out = pa.table([columns[name] for name in schema.names], schema=schema)
+        order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
+        out = out.take(order)
+        folder = os.path.join(tmp_dir, table)
+        os.makedirs(folder, exist_ok=True)
+        path = os.path.join(folder, f"part-{index:05d}-{token}.c000.snappy.parquet")
+        with whole_file(path) as partial:
+            pq.write_table(
+                out, partial, row_group_size=ROWS_PER_ROW_GROUP[table], compression="snappy"
+            )
+    return written
 
 
 def fits(rows: int) -> bool:
@@ -138,27 +155,25 @@ def write_tables(
     spark: Any, staged_dir: str, tmp_dir: str, files: int, kinds: Iterable[str]
 ) -> dict[str, int]:
     """The tables of `kinds` (TABLES) into `tmp_dir`/TABLE from the staged rows in
-    `staged_dir`: one task per (table, output file), then each table's `_SUCCESS`. Returns
-    the rows written per table."""
+    `staged_dir`: one task per output file (`write_files`), then each table's `_SUCCESS`.
+    Returns the rows written per table."""
     kinds = list(kinds)
     if not kinds:
         return {}
-    tasks = [(kind, index) for kind in kinds for index in range(files)]
     token = str(uuid.uuid4())
     version = spark.version
     tables = [TABLES[kind] for kind in kinds]
     for table in tables:
         os.makedirs(os.path.join(tmp_dir, table), exist_ok=True)
 
-    def task(chunk: Iterable[tuple[str, int]]) -> Iterator[tuple[str, int]]:
-        for kind, index in chunk:
-            folder = os.path.join(tmp_dir, TABLES[kind])
-            yield kind, write_file(kind, index, files, staged_dir, folder, token, version)
+    def task(indexes: Iterable[int]) -> Iterator[tuple[str, int]]:
+        for index in indexes:
+            yield from write_files(index, files, kinds, staged_dir, tmp_dir, token, version).items()
 
     sc = spark.sparkContext
     sc.setJobDescription("write " + ", ".join(tables) + " (pyarrow)")
     try:
-        written = sc.parallelize(tasks, len(tasks)).mapPartitions(task).collect()
+        written = sc.parallelize(range(files), files).mapPartitions(task).collect()
     finally:
         sc.setJobDescription(None)
     rows = dict.fromkeys(tables, 0)

@@ -4,6 +4,7 @@ write is compared in tests/spark/test_pyarrow_assignments_vs_spark.py)."""
 from __future__ import annotations
 
 import json
+import random
 from pathlib import Path
 
 import pyarrow as pa
@@ -11,7 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs import payload_files
-from jobs.payload_files import group_file_index, write_file
+from jobs.assignment_files import spark_string_hash, spark_string_hashes
+from jobs.payload_files import group_file_index, write_files
 from jobs.pipeline import SORT_KEYS
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
@@ -70,9 +72,9 @@ def test_cost_rows_are_parsed_as_the_split_reads_them_and_sorted(tmp_path: Path)
         tmp_path, [(KIND_REBALANCE_COSTS, str(r["group_id"]), costs_payload(r)) for r in costs]
     )
     out = tmp_path / "rebalance_costs"
-    out.mkdir()
-    written = [write_file(KIND_REBALANCE_COSTS, i, 2, staged, str(out), "t", "4") for i in (0, 1)]
-    assert sum(written) == len(costs)
+    kinds = [KIND_REBALANCE_COSTS]
+    written = [write_files(i, 2, kinds, staged, str(tmp_path), "t", "4") for i in (0, 1)]
+    assert sum(w[KIND_REBALANCE_COSTS] for w in written) == len(costs)
     rows = _read(out)
     expected = []
     for r in costs:
@@ -112,8 +114,7 @@ def test_metrics_rows_are_parsed_from_their_json(tmp_path: Path) -> None:
     }
     staged = _staged(tmp_path, [(KIND_METRICS, "g", json.dumps(row, separators=(",", ":")))])
     out = tmp_path / "balance_metrics"
-    out.mkdir()
-    assert write_file(KIND_METRICS, 0, 1, staged, str(out), "t", "4") == 1
+    assert write_files(0, 1, [KIND_METRICS], staged, str(tmp_path), "t", "4") == {KIND_METRICS: 1}
     (got,) = _read(out)
     assert list(got) == names
     assert {k: got[k] for k in row} == row
@@ -125,8 +126,8 @@ def test_an_empty_table_is_one_file_of_schema(tmp_path: Path, index: int) -> Non
     # As Spark: no file for an empty partition, but an empty table still has file 0.
     staged = _staged(tmp_path, [])
     out = tmp_path / "rebalance_costs"
-    out.mkdir()
-    assert write_file(KIND_REBALANCE_COSTS, index, 2, staged, str(out), "t", "4") == 0
+    written = write_files(index, 2, [KIND_REBALANCE_COSTS], staged, str(tmp_path), "t", "4")
+    assert written == {KIND_REBALANCE_COSTS: 0}
     files = list(out.glob("part-*"))
     if index == 0:
         (path,) = files
@@ -136,3 +137,18 @@ def test_an_empty_table_is_one_file_of_schema(tmp_path: Path, index: int) -> Non
     else:
         assert files == []
     assert not list(out.glob(".*"))
+
+
+def test_the_hash_over_arrays_is_the_hash_of_each_value() -> None:
+    # Every length modulo 4, multi-byte UTF-8 (bytes above 127 are mixed as signed bytes),
+    # empty strings, and a slice (an array whose offsets do not start at 0).
+    rng = random.Random(11)
+    alphabet = "abcXYZ-_.09é漢😀\x01\x80ÿ"
+    ids = ["".join(rng.choice(alphabet) for _ in range(rng.randint(0, 23))) for _ in range(3000)]
+    values = pa.array(ids)
+    assert spark_string_hashes(values).tolist() == [spark_string_hash(g) for g in ids]
+    assert spark_string_hashes(values.slice(7, 100)).tolist() == [
+        spark_string_hash(g) for g in ids[7:107]
+    ]
+    assert spark_string_hashes(pa.array([""])).tolist() == [spark_string_hash("")]
+    assert spark_string_hashes(pa.array([], pa.string())).tolist() == []

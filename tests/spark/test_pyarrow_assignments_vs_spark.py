@@ -172,7 +172,7 @@ def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyp
     monkeypatch.setattr(assignment_files, "MAX_ROWS_PER_FILE", 10)
     monkeypatch.setattr(assignment_files, "write_assignments", None)  # not called
     monkeypatch.setattr(payload_files, "MAX_ROWS", 10)  # nor the payload tables' writer
-    monkeypatch.setattr(payload_files, "write_file", None)
+    monkeypatch.setattr(payload_files, "write_files", None)
     fallback = run(spark, str(estate), str(tmp_path / "b"), config)
     assert fallback.output_rows == expected.output_rows
     for table in ("assignments", *payload_files.TABLES.values()):
