@@ -70,10 +70,10 @@ def _fmix(h: int, length: int) -> int:
 
 
 def spark_string_hash(value: str, seed: int = _SEED) -> int:
-    """Spark's Murmur3 hash of a string (`hashUnsafeBytes`, unsigned; the reference of
-    `spark_string_hashes`): its UTF-8 bytes four
+    """Spark's Murmur3 hash of a string (`hashUnsafeBytes`, unsigned): its UTF-8 bytes four
     at a time, then each byte left over mixed alone as a signed byte (not Murmur3's own tail,
-    which Spark keeps for compatibility)."""
+    which Spark keeps for compatibility). One value at a time: the reference that
+    `spark_string_hashes` is tested against."""
     data = value.encode()
     aligned = len(data) - len(data) % 4
     h = seed

