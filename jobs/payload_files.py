@@ -41,8 +41,9 @@ TABLES = {KIND_METRICS: "balance_metrics", KIND_REBALANCE_COSTS: "rebalance_cost
 # each table, so that a reader of one group skips the others by their statistics as it does
 # in Spark's files.
 ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
-# Rows of one table that a task reads at most (its payloads and group ids; about 100 bytes a
-# row at the peak, so about 1 GB), else the table is written by Spark.
+# Rows of one table that a task reads at most, else Spark writes that table. Each task reads
+# the staged rows of every table it writes (payloads and group ids, about 100 bytes a row
+# at the peak): at most about 2 GB for the two tables.
 MAX_ROWS = 10_000_000
 # The sort keys of each table (`jobs.pipeline.SORT_KEYS`; pinned by a test).
 SORT_KEYS = {
@@ -146,8 +147,8 @@ def write_files(
 
 
 def fits(rows: int) -> bool:
-    """Whether a table's staged rows fit one worker's memory (each of its tasks reads them all
-    and keeps its file's): else Spark writes the table, spilling to disk as it must."""
+    """Whether a table's staged rows fit one worker's memory (each task reads them all and
+    keeps its file's): else Spark writes the table, spilling to disk as it must."""
     return rows <= MAX_ROWS
 
 
