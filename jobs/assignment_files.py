@@ -23,7 +23,7 @@ import json
 import os
 import struct
 import uuid
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
 import numpy as np
@@ -140,15 +140,29 @@ def spark_file_index(
     """Each row's output file: Spark's `pmod(hash(group_id, partition), files)`, the
     partition `repartition(files, "group_id", "partition")` sends the row to. The group's hash
     once per distinct group, then `hashInt` of the partition seeded by it, over every row."""
-    if isinstance(group_ids, pa.ChunkedArray):
-        group_ids = group_ids.combine_chunks()
-    encoded = pc.dictionary_encode(group_ids)
-    h = spark_string_hashes(encoded.dictionary)[encoded.indices.to_numpy(zero_copy_only=False)]
+    h = spark_group_hashes(group_ids)
     k = np.asarray(partitions.to_numpy(zero_copy_only=False), np.int32).view(np.uint32)
     with np.errstate(over="ignore"):
         h = _np_fmix(_np_mix_h1(h, _np_mix_k1(k)), 4)
+    return spark_pmod(h, files)
+
+
+def spark_group_hashes(group_ids: pa.Array | pa.ChunkedArray) -> np.ndarray:
+    """Spark's `hash(group_id)` of each row (uint32), computed once per distinct group."""
+    if isinstance(group_ids, pa.ChunkedArray):
+        group_ids = group_ids.combine_chunks()
+    encoded = pc.dictionary_encode(group_ids)
+    rows: np.ndarray = spark_string_hashes(encoded.dictionary)[
+        encoded.indices.to_numpy(zero_copy_only=False)
+    ]
+    return rows
+
+
+def spark_pmod(hashes: np.ndarray, files: int) -> np.ndarray:
+    """Spark's `pmod(hash, files)` of uint32 hashes read as Java ints: the output file."""
     # numpy's % on a positive divisor is never negative, as Spark's pmod
-    return (h.view(np.int32).astype(np.int64) % files).astype(np.int32)
+    index: np.ndarray = (hashes.view(np.int32).astype(np.int64) % files).astype(np.int32)
+    return index
 
 
 # Characters Spark escapes in a partition folder's value (ExternalCatalogUtils), as %XX.
@@ -361,12 +375,24 @@ def write_assignments(spark: Any, rows_dir: str, table_dir: str, files: int) -> 
         for index in indexes:
             yield sum(write_file(index, rows_dir, table_dir, token, schema).values())
 
+    total: int = sum(per_file_job(spark, "write assignments (pyarrow)", files, task))
+    mark_written(table_dir)
+    return total
+
+
+def per_file_job(
+    spark: Any, description: str, files: int, task: Callable[[Iterable[int]], Iterator[Any]]
+) -> list[Any]:
+    """One Spark task per output file index (`task` gets its index), collected."""
     sc = spark.sparkContext
-    sc.setJobDescription("write assignments (pyarrow)")
+    sc.setJobDescription(description)
     try:
-        total: int = sum(sc.parallelize(range(files), files).mapPartitions(task).collect())
+        return list(sc.parallelize(range(files), files).mapPartitions(task).collect())
     finally:
         sc.setJobDescription(None)
+
+
+def mark_written(table_dir: str) -> None:
+    """Spark's `_SUCCESS` marker of a table written whole."""
     with open(os.path.join(table_dir, "_SUCCESS"), "wb"):
         pass
-    return total

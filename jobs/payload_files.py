@@ -26,13 +26,21 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.assignment_files import arrow_type, spark_file_schema, spark_string_hashes, whole_file
+from jobs.assignment_files import (
+    mark_written,
+    per_file_job,
+    spark_file_schema,
+    spark_group_hashes,
+    spark_pmod,
+    whole_file,
+)
 from jobs.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,
     OUTPUT_TABLES,
     PAYLOAD,
+    SORT_KEYS,
 )
 
 # The tables written here, by the kind of their staged rows.
@@ -45,23 +53,14 @@ ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
 # the staged rows of every table it writes (payloads and group ids, about 100 bytes a row
 # at the peak): at most about 2 GB for the two tables.
 MAX_ROWS = 10_000_000
-# The sort keys of each table (`jobs.pipeline.SORT_KEYS`; pinned by a test).
-SORT_KEYS = {
-    "balance_metrics": ("group_id", "strategy"),
-    "rebalance_costs": ("group_id", "strategy", "scenario"),
-}
 
 
 def group_file_index(group_ids: pa.Array, files: int) -> np.ndarray:
-    """Each row's output file: Spark's `pmod(hash(group_id), files)`, once per distinct group."""
-    encoded = pc.dictionary_encode(group_ids)
-    hashes = spark_string_hashes(encoded.dictionary)
-    h = hashes.view(np.int32).astype(np.int64)[encoded.indices.to_numpy(zero_copy_only=False)]
-    index: np.ndarray = (h % files).astype(np.int32)  # % on a positive divisor: Spark's pmod
-    return index
+    """Each row's output file: Spark's `pmod(hash(group_id), files)`."""
+    return spark_pmod(spark_group_hashes(group_ids), files)
 
 
-def _costs_columns(payloads: pa.Array, fields: dict[str, pa.DataType]) -> dict[str, pa.Array]:
+def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
     """`rebalance_costs` columns from their payloads (`jobs.schemas.costs_payload`): split
     into COSTS_PAYLOAD_COLUMNS parts at most (the strategy last keeps any comma), an empty
     value is null, then cast to the column's type, as `jobs.pipeline.split_output` does."""
@@ -75,7 +74,7 @@ def _costs_columns(payloads: pa.Array, fields: dict[str, pa.DataType]) -> dict[s
     for i, name in enumerate(COSTS_PAYLOAD_COLUMNS):
         values = flat.take(pa.array(np.arange(i, len(flat), n)))
         values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)
-        out[name] = values.cast(fields[name])
+        out[name] = values.cast(schema.field(name).type)
     return out
 
 
@@ -89,7 +88,7 @@ def _json_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
     text = "\n".join(payloads.to_pylist()).encode()
     options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
     parsed = pj.read_json(pa.BufferReader(text), parse_options=options)
-    return {f.name: parsed[f.name].combine_chunks().cast(f.type) for f in schema}
+    return {f.name: parsed[f.name].combine_chunks() for f in schema}
 
 
 def write_files(
@@ -125,14 +124,12 @@ def write_files(
         written[kind] = len(rows)
         if not len(rows) and (index != 0 or of_kind.any()):
             continue
-        fields = OUTPUT_TABLES[kind][1]
-        types = {name: arrow_type(t) for name, t, _ in fields}
+        schema = spark_file_schema(OUTPUT_TABLES[kind][1], version)
         taken = payloads.take(pa.array(rows))
         if kind == KIND_REBALANCE_COSTS:
-            columns = {"group_id": group_ids.take(pa.array(rows)), **_costs_columns(taken, types)}
+            columns = {"group_id": group_ids.take(pa.array(rows)), **_costs_columns(taken, schema)}
         else:
-            columns = _json_columns(taken, pa.schema([(n, types[n]) for n, _, _ in fields]))
-        schema = spark_file_schema(fields, version)
+            columns = _json_columns(taken, schema)
         out = pa.table([columns[name] for name in schema.names], schema=schema)
         order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
         out = out.take(order)
@@ -171,16 +168,10 @@ def write_tables(
         for index in indexes:
             yield from write_files(index, files, kinds, staged_dir, tmp_dir, token, version).items()
 
-    sc = spark.sparkContext
-    sc.setJobDescription("write " + ", ".join(tables) + " (pyarrow)")
-    try:
-        written = sc.parallelize(range(files), files).mapPartitions(task).collect()
-    finally:
-        sc.setJobDescription(None)
+    written = per_file_job(spark, "write " + ", ".join(tables) + " (pyarrow)", files, task)
     rows = dict.fromkeys(tables, 0)
     for kind, n in written:
         rows[TABLES[kind]] += n
     for table in tables:
-        with open(os.path.join(tmp_dir, table, "_SUCCESS"), "wb"):
-            pass
+        mark_written(os.path.join(tmp_dir, table))
     return rows

@@ -3,6 +3,7 @@ write the output tables and the manifest atomically."""
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -45,6 +46,7 @@ from jobs.schemas import (
     PAYLOAD,
     ROUND_SEPARATOR,
     SHARED_SEPARATOR,
+    SORT_KEYS,
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
@@ -68,14 +70,6 @@ from jobs.udf import (
 )
 
 log = logging.getLogger("planner")
-SORT_KEYS = {
-    "assignments": ("strategy", "group_id", "topic", "partition"),
-    "balance_metrics": ("group_id", "strategy"),
-    "elections": ("group_id",),
-    "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
-    "rebalance_costs": ("group_id", "strategy", "scenario"),
-    "recommendations": ("group_id",),
-}
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
 # Default buckets per core (config `buckets = 0`). Groups' costs vary a lot (a rolling
@@ -527,38 +521,38 @@ def _plan_and_write(
         if rows_dir is not None and not by_pyarrow:
             planned = spark.read.schema(WIDE_SCHEMA).parquet(staged, f"{tmp}/{STAGED_ROWS}")
         outputs = split_output(planned, small)
-        by_workers: list[Callable[[], object]] = []  # the tables the executors' pyarrow writes
-        written: list[int] = []
-        payload_rows: list[dict[str, int]] = []
+        # the tables the executors' pyarrow writes, each job by the name of its result
+        by_workers: dict[str, Callable[[], Any]] = {}
         if rows_dir is not None:
             local_tmp = os.path.dirname(rows_dir)  # the run's temporary directory (OS path)
             # Started first: the longest job (both jobs run one task per output file).
             if by_pyarrow:
                 del outputs["assignments"]
                 table_dir = os.path.join(local_tmp, "assignments")
-                by_workers.append(
-                    lambda: written.append(
-                        assignment_files.write_assignments(spark, rows_dir, table_dir, files)
-                    )
+                by_workers["assignments"] = functools.partial(
+                    assignment_files.write_assignments, spark, rows_dir, table_dir, files
                 )
             # the tables whose rows are staged as payloads (`jobs.payload_files`)
             for kind in by_workers_kinds:
                 del outputs[payload_files.TABLES[kind]]
-            staged_local = os.path.join(local_tmp, STAGED)
-            by_workers.append(
-                lambda: payload_rows.append(
-                    payload_files.write_tables(
-                        spark, staged_local, local_tmp, files, by_workers_kinds
-                    )
+            if by_workers_kinds:
+                by_workers["payload tables"] = functools.partial(
+                    payload_files.write_tables,
+                    spark,
+                    os.path.join(local_tmp, STAGED),
+                    local_tmp,
+                    files,
+                    by_workers_kinds,
                 )
-            )
-        _write_tables(outputs, tmp, files, *by_workers)
+        results = dict(
+            zip(by_workers, _write_tables(outputs, tmp, files, *by_workers.values()), strict=True)
+        )
         # the same staged rows the counts were taken from: a difference is a bug
-        for name, n in (payload_rows[0] if payload_rows else {}).items():
+        for name, n in results.get("payload tables", {}).items():
             if n != counts[name]:
                 raise RuntimeError(f"{name}: {n} rows written, {counts[name]} planned")
         if by_pyarrow:
-            counts["assignments"] = written[0]
+            counts["assignments"] = results["assignments"]
         else:
             # Counted as written: the files' footers hold their row counts (a small job),
             # where counting the staged rows, each standing for one or more strategies,
@@ -687,10 +681,11 @@ def has_weights(catalog: dict[str, TopicStatus]) -> bool:
 
 
 def _write_tables(
-    outputs: dict[str, DataFrame], tmp: str, files: int, *also: Callable[[], object]
-) -> None:
-    """Every table into `tmp`, as jobs started together (with `also`): the small tables'
-    writes then run beside the assignments' instead of after them."""
+    outputs: dict[str, DataFrame], tmp: str, files: int, *also: Callable[[], Any]
+) -> list[Any]:
+    """Every table into `tmp`, as jobs started together (with `also`, whose results are
+    returned): the small tables' writes then run beside the assignments' instead of after
+    them."""
 
     def write(table: str, frame: DataFrame) -> None:
         log.info("writing %s", table)
@@ -703,7 +698,7 @@ def _write_tables(
             writer = writer.partitionBy("strategy")
         writer.parquet(f"{tmp}/{table}")
 
-    together(*also, *[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])
+    return together(*also, *[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])[: len(also)]
 
 
 def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> dict[str, int]:

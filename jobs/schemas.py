@@ -260,6 +260,17 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
     return T.StructType([T.StructField(n, t, nullable) for n, t, nullable in fields])
 
 
+# Each output table's files are sorted by these columns (`jobs.pipeline.sorted_for_write`,
+# and the pyarrow writers of a local output).
+SORT_KEYS = {
+    "assignments": ("strategy", "group_id", "topic", "partition"),
+    "balance_metrics": ("group_id", "strategy"),
+    "elections": ("group_id",),
+    "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
+    "rebalance_costs": ("group_id", "strategy", "scenario"),
+    "recommendations": ("group_id",),
+}
+
 # The UDF returns every output table in one frame, told apart by `kind`. Assignment rows (the
 # millions) use the typed columns of `assignments`; the rows of the small tables (one per
 # group and strategy at most) travel as a JSON `payload` parsed back with the table's schema,

@@ -793,9 +793,6 @@ def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
     return out
 
 
-# The wide frame's column types (`WIDE_FIELDS`) as Arrow types.
-
-
 # The grouping key as `applyInPandas` passes it: (bucket,).
 Key = tuple[Any, ...]
 
