@@ -747,29 +747,66 @@ def _closed_form(spec: GroupSpec, owners: Mapping[TopicPartition, str]) -> Assig
         if tp[0] in scope and tp[0] in by_id[member_id].topics:
             lists[member_id].append(tp)
     subs = [i for i in lists if not by_id[i].topics.isdisjoint(scope)]
-    total = sum([spec.partition_count(t) for t in topics])
-    q, extra = divmod(total, len(subs))
-    ranked = sorted(range(len(subs)), key=lambda j: (-len(lists[subs[j]]), j))
-    target = {subs[j]: q + 1 if place < extra else q for place, j in enumerate(ranked)}
-    java = needs_java_order(topics)
-    taken: set[TopicPartition] = set()
-    for i in subs:
-        owned = lists[i]
-        if owned:
-            sort_partitions(owned, java)  # (topic in Java order, partition): lowest first
-            del owned[target[i] :]
-            taken.update(owned)
-    if len(taken) < total:
-        members = iter(subs)
-        member = next(members)
-        for t in topics:
-            for tp in partitions_of(t, spec.partition_count(t)):
-                if tp in taken:
-                    continue
-                while len(lists[member]) >= target[member]:
-                    member = next(members)
-                lists[member].append(tp)
+    offsets: dict[str, int] = {}
+    table: list[TopicPartition] = []
+    for t in topics:
+        offsets[t] = len(table)
+        table.extend(partitions_of(t, spec.partition_count(t)))
+    numbered = closed_form_numbered(
+        len(table), [[offsets[t] + p for t, p in lists[i]] for i in subs]
+    )
+    for i, lst in zip(subs, numbered, strict=True):
+        lists[i] = [table[g] for g in lst]
     return lists
+
+
+def closed_form_numbered(total: int, owned: list[list[int]]) -> list[list[int]]:
+    """`_closed_form` on partition numbers (0..total-1 in (topic in Java order, partition)
+    order): `owned[j]` are the partitions the j-th subscribing member (in Java order of member
+    id) owns; returns each one's target, kept partitions lowest first, then the freed ones.
+
+    >>> closed_form_numbered(5, [[], [4, 0, 1, 2]])  # B owns the most: 3, keeping 0, 1, 2
+    [[3, 4], [0, 1, 2]]
+    """
+    n = len(owned)
+    q, extra = divmod(total, n)
+    ranked = sorted(range(n), key=lambda j: (-len(owned[j]), j))
+    target = [q] * n
+    for j in ranked[:extra]:
+        target[j] = q + 1
+    taken = bytearray(total)
+    lists: list[list[int]] = []
+    for j, mine in enumerate(owned):
+        kept = sorted(mine)[: target[j]]
+        for g in kept:
+            taken[g] = 1
+        lists.append(kept)
+    if sum(taken) < total:
+        j = 0
+        for g in range(total):
+            if taken[g]:
+                continue
+            while len(lists[j]) >= target[j]:
+                j += 1
+            lists[j].append(g)
+    return lists
+
+
+def rebalance_numbered(total: int, owned: list[list[int]]) -> tuple[list[list[int]], int]:
+    """`BalancedAssignor().rebalance` (no loads) of a group given in partition numbers, on
+    the closed form's terms (every member subscribes alike, no rack matters; `owned` as
+    `closed_form_numbered` takes it, disjoint): the target and the rounds, two when a
+    partition moves between members (round 1 withholds it while its owner revokes it)."""
+    target = closed_form_numbered(total, owned)
+    owner = [-1] * total
+    for j, mine in enumerate(owned):
+        for g in mine:
+            owner[g] = j
+    for j, lst in enumerate(target):
+        for g in lst:
+            if owner[g] != j and owner[g] >= 0:
+                return target, 2
+    return target, 1
 
 
 def _alike_without_racks(spec: GroupSpec, by_id: dict[str, Member], scope: frozenset[str]) -> bool:

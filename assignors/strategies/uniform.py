@@ -152,42 +152,58 @@ def _homogeneous(
     out: Assignment = {mid: [] for mid in order}
     if not topics or not order:
         return out
-    total = sum(spec.partition_count(t) for t in topics)
-    min_quota, extra = divmod(total, len(order))
-    retained: set[TopicPartition] = set()
-    revoked: list[TopicPartition] = []
-    has_extra: set[str] = set()
+    offsets: dict[str, int] = {}
+    table: list[TopicPartition] = []
+    for t in topics:
+        offsets[t] = len(table)
+        table.extend(partitions_of(t, spec.partition_count(t)))
+    # Current targets are in (topic, partition) order: their numbers ascend.
+    held = [[offsets[t] + p for t, p in current[mid]] for mid in order]
+    lists = homogeneous_numbered(len(table), held)
+    return {mid: [table[g] for g in lst] for mid, lst in zip(order, lists, strict=True)}
+
+
+def homogeneous_numbered(total: int, held: list[list[int]]) -> list[list[int]]:
+    """`UniformHomogeneousAssignmentBuilder` on partition numbers (0..total-1 in (topic,
+    partition) order): `held[i]` is member i's current target (members in Java order of
+    member id), ascending; returns each member's new target, kept partitions first.
+
+    >>> homogeneous_numbered(5, [[], [0, 1, 2, 3, 4]])  # B keeps its lowest 3, A takes 3, 4
+    [[3, 4], [0, 1, 2]]
+    """
+    n = len(held)
+    out: list[list[int]] = []
+    if n == 0:
+        return out
+    min_quota, extra = divmod(total, n)
+    held_before = bytearray(total)
+    revoked: list[int] = []
+    has_extra = [False] * n
     # Keep up to minQ; a member that holds more claims one of the extra slots while they last
     # (members in order), so a balanced target keeps every partition where it is.
-    for mid in order:
-        held = current[mid]
+    for i, mine in enumerate(held):
         quota = min_quota
-        if len(held) > min_quota and extra > 0:
+        if len(mine) > min_quota and extra > 0:
             quota += 1
             extra -= 1
-            has_extra.add(mid)
-        out[mid] = held[:quota]
-        retained.update(held[:quota])
-        revoked.extend(held[quota:])
+            has_extra[i] = True
+        out.append(mine[:quota])
+        revoked.extend(mine[quota:])
+        for g in mine:
+            held_before[g] = 1
     # Kafka's unassigned list: never-assigned partitions in topic order, then the revoked ones.
-    held_before = retained.union(revoked)
-    unassigned = [
-        tp
-        for t in topics
-        for tp in partitions_of(t, spec.partition_count(t))
-        if tp not in held_before
-    ]
+    unassigned = [g for g in range(total) if not held_before[g]]
     unassigned.extend(revoked)
     # Remaining extra slots go to the other members in order; everyone takes a contiguous slice.
     pos = 0
-    for mid in order:
-        quota = min_quota + (1 if mid in has_extra else 0)
-        if mid not in has_extra and extra > 0:
+    for i in range(n):
+        quota = min_quota + (1 if has_extra[i] else 0)
+        if not has_extra[i] and extra > 0:
             quota += 1
             extra -= 1
-        need = quota - len(out[mid])
+        need = quota - len(out[i])
         if need > 0:
-            out[mid].extend(unassigned[pos : pos + need])
+            out[i].extend(unassigned[pos : pos + need])
             pos += need
     if pos != len(unassigned):  # cannot happen: the quotas add up to the total
         raise AssertionError("uniform: partitions were left unassigned")

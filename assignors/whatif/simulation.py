@@ -105,6 +105,7 @@ from assignors.problems import INT64_MAX, WARNING, Problem, Reason
 from assignors.protocol import is_cooperative
 from assignors.strategies import shared
 from assignors.whatif.lookalike import GroupShape, ScenarioMemo
+from assignors.whatif.numbered import NumberedGroup, StepCost
 from assignors.widths import saturated
 
 __all__ = [
@@ -264,14 +265,6 @@ class _State:
         return self._owning
 
 
-class _Step(NamedTuple):
-    rounds: int
-    moved: int
-    paused: int
-    revoked: int
-    lag_moved: int
-
-
 @dataclass(slots=True, init=False)
 class ScenarioCost:
     """One scenario's summed cost and the group it leaves behind (before it becomes a row).
@@ -315,7 +308,7 @@ class ScenarioCost:
         self.topics = {} if topics is None else topics
         self.assignment = {} if assignment is None else assignment
 
-    def record(self, step: _Step) -> None:
+    def record(self, step: StepCost) -> None:
         self.rebalances += 1
         self.rounds += step.rounds
         self.moved += step.moved
@@ -456,6 +449,7 @@ class _Simulator:
         lags: Mapping[TopicPartition, int] | None,
         shortcuts: bool = True,
     ) -> None:
+        self.spec = spec
         self.group_id = spec.group_id
         self.assignor = assignor
         self.cooperative = cooperative
@@ -466,7 +460,7 @@ class _Simulator:
         generation = max(max_generation(spec.members), 0) + 1
         assignment = {m.member_id: list(planned.get(m.member_id, ())) for m in spec.members}
         self.steady = _State(spec.members, spec.topics, assignment, generation)
-        self._left_steady: dict[str, tuple[_State, _Step]] = {}
+        self._left_steady: dict[str, tuple[_State, StepCost]] = {}
         self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
         self._steady_order: _SteadyOrder | None = None
 
@@ -481,7 +475,7 @@ class _Simulator:
         topics: Mapping[str, TopicMetadata] | None = None,
         leaving: str | None = None,
         known: Assignment | None = None,
-    ) -> tuple[_State, _Step]:
+    ) -> tuple[_State, StepCost]:
         """One rebalance of `members` from `state`; `known` is a result proven unchanged."""
         topics = state.topics if topics is None else topics
         if known is not None:
@@ -500,9 +494,9 @@ class _Simulator:
             # Every partition it owns was owned before (kept, or moved: found in `owned()`),
             # and as many: the same partitions (each listed once). The usual case.
             nxt.same_partitions_as(state)
-        return nxt, _Step(result.rounds, moved, paused, paused - lost, lag_moved)
+        return nxt, StepCost(result.rounds, moved, paused, paused - lost, lag_moved)
 
-    def leave(self, state: _State, member_id: str) -> tuple[_State, _Step]:
+    def leave(self, state: _State, member_id: str) -> tuple[_State, StepCost]:
         """`member_id` leaves (LeaveGroup, or its session times out)."""
         from_steady = state is self.steady and self.shortcuts
         if from_steady and member_id in self._left_steady:
@@ -518,7 +512,7 @@ class _Simulator:
 
     def _stateless_leave(
         self, state: _State, members: tuple[Member, ...], member_id: str
-    ) -> tuple[_State, _Step]:
+    ) -> tuple[_State, StepCost]:
         """A STATELESS leave, reusing the result of an earlier leave of the same `_shape`."""
         if self._steady_order is None:
             self._steady_order = _SteadyOrder(state.members)
@@ -536,7 +530,7 @@ class _Simulator:
         known = {m.member_id: list(template[at[m.member_id]]) for m in members}
         return self.step(state, members, leaving=member_id, known=known)
 
-    def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, _Step]:
+    def rejoin(self, state: _State, member: Member, left_steady: bool) -> tuple[_State, StepCost]:
         """`member` (as in the steady state) joins again, owning nothing, with its member id."""
         steady = self.steady
         fresh = member.owning((), None)
@@ -673,6 +667,17 @@ def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> Scenari
 def _rolling_restart(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("rolling_restart")
     state = sim.steady
+    numbered = NumberedGroup.of(sim.spec, sim.assignor, state.assignment) if sim.shortcuts else None
+    if numbered is not None:
+        # No member on a rack, and sticky or cooperative-sticky, or uniform or balanced with
+        # equal subscriptions: the same rebalances on partition numbers
+        # (`assignors.whatif.numbered`).
+        steps, final = numbered.rolling_restart(sim.lags, sim.cooperative)
+        for step in steps:
+            cost.record(step)
+        if steps:
+            state = _State(state.members, state.topics, numbered.named(final), state.generation)
+        return cost.end(state)
     by_id = {m.member_id: m for m in sim.steady.members}
     # Static members come back within the session timeout: the coordinator hands them their
     # assignment again without a rebalance (KIP-345), so they cost nothing here.

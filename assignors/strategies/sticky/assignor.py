@@ -453,23 +453,64 @@ class CooperativeStickyAssignor:
         return grp.decode(_withhold(grp, target))
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
-        """Rounds replayed on the int-encoded group (`_Group.next_round`): a round's output is
-        the next one's owned partitions; the last round is decoded once. A round that
-        returns the previous one's assignment is not counted, and none is run after a
-        round that provably settles the group (`_settled`)."""
+        """Rounds replayed on the int-encoded group (`_cooperative_rounds`); the last round is
+        decoded once."""
         grp, target = _planned(spec)
-        out = _withhold(grp, target)
-        history = [out]
-        generation = max(grp.gens, default=NO_GENERATION)
-        settled = _settled(grp, target, out)
-        while len(history) < MAX_ROUNDS and not settled:
-            generation += 1
-            last = history[-1]
-            grp = grp.next_round(last, generation)
-            target = _target(grp)
-            out = _withhold(grp, target)
-            settled = _settled(grp, target, out)
-            if _same(dict(enumerate(out)), dict(enumerate(last))):
-                break
-            history.append(out)
+        grp, history = _cooperative_rounds(grp, target)
         return Rebalance(grp.decode(history[-1]), _received_rounds(grp, history), len(history))
+
+
+def _cooperative_rounds(
+    grp: _Group, target: list[list[int]]
+) -> tuple[_Group, list[list[list[int]]]]:
+    """The cooperative rounds from `target` (the first round's sticky target): a round's
+    output is the next one's owned partitions (`_Group.next_round`). A round that returns the
+    previous one's assignment is not counted, and none is run after a round that provably
+    settles the group (`_settled`). Returns the group as the last round saw it and every
+    round's output."""
+    out = _withhold(grp, target)
+    history = [out]
+    generation = max(grp.gens, default=NO_GENERATION)
+    settled = _settled(grp, target, out)
+    while len(history) < MAX_ROUNDS and not settled:
+        generation += 1
+        last = history[-1]
+        grp = grp.next_round(last, generation)
+        target = _target(grp)
+        out = _withhold(grp, target)
+        settled = _settled(grp, target, out)
+        if _same(dict(enumerate(out)), dict(enumerate(last))):
+            break
+        history.append(out)
+    return grp, history
+
+
+def rebalance_numbered(
+    members: list[Member],
+    topics: list[str],
+    sizes: list[int],
+    owned: list[list[int]],
+    cooperative: bool,
+) -> tuple[list[list[int]], int]:
+    """One `sticky` (or, `cooperative`, `cooperative-sticky`) rebalance of a group given in
+    partition numbers: each member's final partitions and the rounds.
+
+    `members` in Java order of member id, none with a rack; `topics` the subscribed ones that
+    exist, in Java order, topic i having `sizes[i]` partitions numbered from the sum of the
+    sizes before it; `owned[r]` member r's partitions, of topics it subscribes to, disjoint
+    and at one generation. What `rebalance` computes for that group, without its partition
+    names (a what-if replay runs many rebalances of one group: `assignors.whatif.numbered`).
+    Generations only settle double claims and name previous owners below the group's
+    generation, which such a group has neither of.
+    """
+    offsets: list[int] = []
+    total = 0
+    for size in sizes:
+        offsets.append(total)
+        total += size
+    grp = _Group(members, topics, sizes, offsets, total, owned, owned, set(), [0] * len(owned))
+    target = _target(grp)
+    if not cooperative:
+        return target, 1
+    _, history = _cooperative_rounds(grp, target)
+    return history[-1], len(history)
