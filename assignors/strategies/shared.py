@@ -32,9 +32,16 @@ class SharedResults:
         return self.entries.get(key)
 
     def put(self, key: object, value: object, size: int) -> None:
-        if size <= self.left:
-            self.left -= size
+        if self.reserve(size):
             self.entries[key] = value
+
+    def reserve(self, size: int) -> bool:
+        """Take `size` from the budget for a result kept by other means (one added to a
+        list already kept); False, taking nothing, when the budget is short."""
+        if size > self.left:
+            return False
+        self.left -= size
+        return True
 
 
 _scopes: list[SharedResults] = []

@@ -20,7 +20,7 @@ from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.sticky.assignor import StickyAssignor
 from assignors.whatif import numbered
 from assignors.whatif.numbered import NumberedGroup
-from assignors.whatif.simulation import run_scenarios
+from assignors.whatif.simulation import group_scenario_costs, run_scenarios
 
 NUMBERED = ("sticky", "cooperative-sticky", "uniform", "balanced")
 ANY_SUBSCRIPTIONS = ("sticky", "cooperative-sticky")
@@ -201,3 +201,19 @@ def test_assignors_off_the_numbered_path() -> None:
     two = GroupSpec("g", (*two.members, Member("c1", frozenset({"u"}))), two.topics)
     assert NumberedGroup.of(two, StickyAssignor(), {"c0": [("u", 0)]}) is None
     assert numbered.NumberedGroup.of(spec, StickyAssignor(), {"c0": [("t", 0)]}) is not None
+
+
+@pytest.mark.parametrize("seed", range(60))
+def test_sticky_and_cooperative_sticky_share_targets_and_rows(seed: int) -> None:
+    """One group's strategies side by side, as the job runs them: cooperative-sticky finds
+    the targets sticky kept while their restarts stay alike, and every row is the full
+    replay's."""
+    rng = random.Random(seed)
+    spec = numbered_group(rng, alike=seed % 2 == 0)
+    plans = []
+    for strategy in ("sticky", "cooperative-sticky"):
+        factory = resolve(strategy)[1]
+        plans.append((strategy, factory, factory().rebalance(spec).assignment))
+    fast = group_scenario_costs(spec, plans, scenarios=["rolling_restart"])
+    full = group_scenario_costs(spec, plans, scenarios=["rolling_restart"], shortcuts=False)
+    assert fast == full

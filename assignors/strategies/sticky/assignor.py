@@ -485,6 +485,35 @@ def _cooperative_rounds(
     return grp, history
 
 
+_NUMBERED = "numbered"
+"""Marks `_numbered_target`'s keys in a shared scope (apart from `_content_key`'s)."""
+
+
+def _numbered_target(grp: _Group) -> list[list[int]]:
+    """`_target(grp)` of a numbered group. `sticky` and the first round of
+    `cooperative-sticky` replay the same targets while their groups stay alike, so inside a
+    `shared.sharing` scope (one group's what-if) a target is kept with what the members
+    owned, under the members present and the topics' sizes, and found by comparing owned
+    lists (cheaper than hashing them)."""
+    scope = shared.current()
+    if scope is None:
+        return _target(grp)
+    key = (_NUMBERED, tuple(grp.sizes), tuple([m.member_id for m in grp.members]))
+    seen = cast(list[tuple[list[list[int]], list[list[int]]]] | None, scope.get(key))
+    owned = grp.valid
+    if seen is not None:
+        for before, target in seen:
+            if before == owned:
+                return target
+    target = _target(grp)
+    if scope.reserve(2 * grp.total + 1):
+        if seen is None:
+            scope.put(key, [(owned, target)], 0)
+        else:
+            seen.append((owned, target))
+    return target
+
+
 def rebalance_numbered(
     members: list[Member],
     topics: list[str],
@@ -509,7 +538,7 @@ def rebalance_numbered(
         offsets.append(total)
         total += size
     grp = _Group(members, topics, sizes, offsets, total, owned, owned, set(), [0] * len(owned))
-    target = _target(grp)
+    target = _numbered_target(grp)
     if not cooperative:
         return target, 1
     _, history = _cooperative_rounds(grp, target)
