@@ -28,8 +28,9 @@ members). Then c1 and c2 in turn.
 >>> from assignors.strategies.uniform import UniformAssignor
 >>> spec = GroupSpec("g", tuple(Member(c, frozenset({"t"})) for c in ("c0", "c1", "c2")),
 ...                  {"t": TopicMetadata("t", 6)})
->>> group = NumberedGroup.of(spec, UniformAssignor(), UniformAssignor().assign(spec))
->>> steps, final = group.rolling_restart(None, cooperative=True)
+>>> plan = UniformAssignor().assign(spec)
+>>> group = NumberedGroup.of(spec, UniformAssignor(), plan, cooperative=True)
+>>> steps, final = group.rolling_restart()
 >>> [(s.moved, s.revoked) for s in steps]
 [(2, 0), (2, 2), (2, 0), (2, 2), (2, 0), (2, 2)]
 >>> {m: [p for _, p in tps] for m, tps in group.named(final).items()}
@@ -60,11 +61,20 @@ Rebalancer = Callable[[list[Member], list[list[int]]], tuple[list[list[int]], in
 """(members present, in rank order; what each owns) -> (what each gets, rounds)."""
 
 
-def _sticky(topics: list[str], sizes: list[int], cooperative: bool) -> Rebalancer:
-    def run(members: list[Member], owned: list[list[int]]) -> tuple[list[list[int]], int]:
-        return sticky.rebalance_numbered(members, topics, sizes, owned, cooperative)
+class _StickyRebalancer:
+    """Sticky's numbered path: both of its paths, any subscriptions."""
 
-    return run
+    __slots__ = ("cooperative", "sizes", "topics")
+
+    def __init__(self, topics: list[str], sizes: list[int], cooperative: bool) -> None:
+        self.topics = topics
+        self.sizes = sizes
+        self.cooperative = cooperative
+
+    def __call__(
+        self, members: list[Member], owned: list[list[int]]
+    ) -> tuple[list[list[int]], int]:
+        return sticky.rebalance_numbered(members, self.topics, self.sizes, owned, self.cooperative)
 
 
 def _uniform(total: int) -> Rebalancer:
@@ -93,9 +103,9 @@ def _rebalancer(
     of its paths; uniform's and balanced's only the one for members that subscribe `alike`."""
     kind = type(assignor)
     if kind is sticky.StickyAssignor:
-        return _sticky(topics, sizes, False)
+        return _StickyRebalancer(topics, sizes, False)
     if kind is sticky.CooperativeStickyAssignor:
-        return _sticky(topics, sizes, True)
+        return _StickyRebalancer(topics, sizes, True)
     if not alike:
         return None
     if kind is uniform.UniformAssignor:
@@ -103,17 +113,6 @@ def _rebalancer(
     if kind is balanced.BalancedAssignor and getattr(assignor, "loads", None) is None:
         return _balanced(sum(sizes))
     return None
-
-
-def _kept_subscribed(members: tuple[Member, ...], topics: list[str]) -> bool:
-    """Whether every topic keeps a subscriber whichever dynamic member is away (one at a time
-    in a rolling restart): its partitions stay numbered as they are. A topic nobody else
-    subscribes to drops out of the assignment while its only subscriber restarts."""
-    for t in topics:
-        subscribers = [m for m in members if t in m.topics]
-        if len(subscribers) < 2 and not any(m.is_static for m in subscribers):
-            return False
-    return True
 
 
 class StepCost(NamedTuple):
@@ -128,9 +127,10 @@ class StepCost(NamedTuple):
 
 
 class NumberedGroup:
-    """A rack-free group and one stateful built-in assignor with a numbered path."""
+    """A rack-free group and one stateful built-in assignor with a numbered path, from its
+    plan (`start`, by rank); `lag` per partition number (None without offsets)."""
 
-    __slots__ = ("members", "rebalance", "start", "table")
+    __slots__ = ("_left", "cooperative", "lag", "members", "rebalance", "start", "table", "topics")
 
     def __init__(
         self,
@@ -138,20 +138,32 @@ class NumberedGroup:
         table: list[TopicPartition],
         start: list[list[int]],
         rebalance: Rebalancer,
+        lag: list[int] | None,
+        cooperative: bool,
     ) -> None:
         self.members = members
         self.table = table
+        self.topics = list(dict.fromkeys(tp[0] for tp in table))  # those with partitions
         self.start = start
         self.rebalance = rebalance
+        self.lag = lag
+        self.cooperative = cooperative
+        self._left: dict[int, tuple[list[list[int]], StepCost]] = {}
 
     @staticmethod
-    def of(spec: GroupSpec, assignor: Assignor, planned: Assignment) -> NumberedGroup | None:
+    def of(
+        spec: GroupSpec,
+        assignor: Assignor,
+        planned: Assignment,
+        lags: Mapping[TopicPartition, int] | None = None,
+        cooperative: bool = False,
+    ) -> NumberedGroup | None:
         """The group in numbers, starting from `planned`; None when the numbered path does
         not apply: a member has a rack, no partition is subscribed, member ids repeat, the
-        assignor has no numbered path for the group, a topic would lose its last subscriber
-        while a member restarts, or the plan does not give each
+        assignor has no numbered path for the group, or the plan does not give each
         subscribed partition at most once, to a member subscribing to its topic (a built-in
-        assignor's plan always does)."""
+        assignor's plan always does). `lags` fill `lag_moved`; `cooperative` says how the
+        assignor's rebalances pause partitions."""
         members = spec.members
         if not members or any(member_rack(m) is not None for m in members):
             return None
@@ -164,7 +176,7 @@ class NumberedGroup:
         if rebalance is None:
             return None
         by_id = {m.member_id: m for m in members}
-        if len(by_id) != len(members) or not (alike or _kept_subscribed(members, topics)):
+        if len(by_id) != len(members):
             return None
         ranked = [by_id[i] for i in java_sorted(by_id)]
         number: dict[TopicPartition, int] = {}
@@ -186,35 +198,87 @@ class NumberedGroup:
             start.append(mine)
         if len(planned.keys() - by_id.keys()):
             return None
-        return NumberedGroup(ranked, table, start, rebalance)
+        lag = None if lags is None else [lags.get(tp, 0) for tp in table]
+        return NumberedGroup(ranked, table, start, rebalance, lag, cooperative)
 
-    def rolling_restart(
-        self, lags: Mapping[TopicPartition, int] | None, cooperative: bool
-    ) -> tuple[list[StepCost], list[list[int]]]:
+    def rank(self, member_id: str) -> int:
+        return next(r for r, m in enumerate(self.members) if m.member_id == member_id)
+
+    def can_leave(self, r: int) -> bool:
+        """Whether every topic member r subscribes to keeps a subscriber while it is away, so
+        the partitions stay numbered as they are (or r is the only member: the group is then
+        empty). A topic nobody else subscribes to would drop out of the assignment."""
+        members = self.members
+        if len(members) == 1:
+            return True
+        mine = members[r].topics
+        if all(m.topics == mine for m in members):
+            return True
+        for t in self.topics:
+            if t in mine and not any(t in m.topics for k, m in enumerate(members) if k != r):
+                return False
+        return True
+
+    def restartable(self) -> bool:
+        """Whether every dynamic member `can_leave` (a rolling restart's leaves)."""
+        return all(self.can_leave(r) for r, m in enumerate(self.members) if not m.is_static)
+
+    def leave(self, r: int) -> tuple[list[list[int]], StepCost]:
+        """Member r leaves the planned group (`can_leave(r)`): what every rank then owns, and
+        the cost (kept for a rolling restart that starts with the same leave)."""
+        found = self._left.get(r)
+        if found is None:
+            rest = [k for k in range(len(self.members)) if k != r]
+            found = self._left[r] = self._step(self.start, rest, leaving=r)
+        return found
+
+    def joined(self, joiner: Member) -> NumberedGroup | None:
+        """The planned group with `joiner` (owning nothing) ranked last; None unless its id
+        sorts after every member id, it has no rack and the assignor's path still applies
+        (uniform's and balanced's need equal subscriptions)."""
+        members = self.members
+        last = members[-1].member_id
+        if member_rack(joiner) is not None or java_sorted((last, joiner.member_id))[0] != last:
+            return None
+        if joiner.member_id == last:
+            return None
+        alike = all(m.topics == joiner.topics for m in members)
+        if not alike and not isinstance(self.rebalance, _StickyRebalancer):
+            return None
+        return NumberedGroup(
+            [*members, joiner],
+            self.table,
+            [*self.start, []],
+            self.rebalance,
+            self.lag,
+            self.cooperative,
+        )
+
+    def everyone_rebalances(self) -> tuple[list[list[int]], StepCost]:
+        """Every member rebalances from the plan (a member joined: `joined`)."""
+        return self._step(self.start, list(range(len(self.members))), leaving=-1)
+
+    def rolling_restart(self) -> tuple[list[StepCost], list[list[int]]]:
         """Each dynamic member in Java order of member id leaves, then rejoins owning
         nothing (static members come back without a rebalance): every step's cost and the
-        assignment the restart ends in, by rank."""
-        lag = None if lags is None else [lags.get(tp, 0) for tp in self.table]
+        assignment the restart ends in, by rank (`restartable()` first)."""
         state = self.start
         steps: list[StepCost] = []
         everyone = list(range(len(self.members)))
         for r, member in enumerate(self.members):
             if member.is_static:
                 continue
-            rest = everyone[:r] + everyone[r + 1 :]
-            state, step = self._step(state, rest, lag, cooperative, leaving=r)
+            if state is self.start:
+                state, step = self.leave(r)
+            else:
+                state, step = self._step(state, everyone[:r] + everyone[r + 1 :], leaving=r)
             steps.append(step)
-            state, step = self._step(state, everyone, lag, cooperative, leaving=-1)
+            state, step = self._step(state, everyone, leaving=-1)
             steps.append(step)
         return steps, state
 
     def _step(
-        self,
-        state: list[list[int]],
-        present: list[int],
-        lag: list[int] | None,
-        cooperative: bool,
-        leaving: int,
+        self, state: list[list[int]], present: list[int], leaving: int
     ) -> tuple[list[list[int]], StepCost]:
         """One rebalance of the `present` ranks from `state` (what every rank owns)."""
         count = sum(map(len, state))
@@ -228,6 +292,7 @@ class NumberedGroup:
         for r, mine in enumerate(state):
             for g in mine:
                 owner[g] = r
+        lag = self.lag
         after: list[list[int]] = [[] for _ in state]
         kept = moved = lag_moved = 0
         for r, mine in zip(present, got, strict=True):
@@ -242,15 +307,18 @@ class NumberedGroup:
                 if lag is not None:
                     lag_moved += lag[g]
         lost = len(state[leaving]) if leaving >= 0 else 0
-        paused = count - kept if cooperative else count
+        paused = count - kept if self.cooperative else count
         step = StepCost(rounds, moved, paused, paused - lost, lag_moved if moved else 0)
         return after, step
 
-    def named(self, lists: list[list[int]]) -> Assignment:
-        """An assignment by rank, under the members' ids and partition names."""
+    def named(self, lists: list[list[int]], absent: int = -1) -> Assignment:
+        """An assignment by rank, under the members' ids and partition names (but the
+        `absent` rank's: a member that left)."""
         table = self.table
         return {
-            m.member_id: [table[g] for g in lst] for m, lst in zip(self.members, lists, strict=True)
+            m.member_id: [table[g] for g in lst]
+            for r, (m, lst) in enumerate(zip(self.members, lists, strict=True))
+            if r != absent
         }
 
 

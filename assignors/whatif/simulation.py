@@ -463,6 +463,21 @@ class _Simulator:
         self._left_steady: dict[str, tuple[_State, StepCost]] = {}
         self._left_shapes: dict[_Shape, list[list[TopicPartition]]] = {}
         self._steady_order: _SteadyOrder | None = None
+        self._numbered: NumberedGroup | None = None
+        self._numbered_built = False
+
+    def numbered(self) -> NumberedGroup | None:
+        """The group on partition numbers from the plan (`assignors.whatif.numbered`), built
+        on first use; None when that path does not apply, or without shortcuts. No member
+        on a rack, and sticky or cooperative-sticky, or uniform or balanced with equal
+        subscriptions: the same rebalances without naming the group at every step."""
+        if not self._numbered_built:
+            self._numbered_built = True
+            if self.shortcuts:
+                self._numbered = NumberedGroup.of(
+                    self.spec, self.assignor, self.steady.assignment, self.lags, self.cooperative
+                )
+        return self._numbered
 
     def current(self, state: _State) -> tuple[Member, ...]:
         """The members of `state` as the assignor must see them."""
@@ -560,7 +575,15 @@ def _biggest(members: Sequence[Member], assignment: Assignment) -> str:
 def _member_leave(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("member_leave")
     steady = sim.steady
-    state, step = sim.leave(steady, _biggest(steady.members, steady.assignment))
+    leaver = _biggest(steady.members, steady.assignment)
+    numbered = sim.numbered()
+    if numbered is not None and numbered.can_leave(r := numbered.rank(leaver)):
+        lists, step = numbered.leave(r)
+        cost.record(step)
+        members = tuple(m for m in steady.members if m.member_id != leaver)
+        assignment = numbered.named(lists, absent=r)
+        return cost.end(_State(members, steady.topics, assignment, steady.generation))
+    state, step = sim.leave(steady, leaver)
     cost.record(step)
     return cost.end(state)
 
@@ -598,8 +621,15 @@ def _new_joiner(members: Sequence[Member]) -> Member:
 def _member_join(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("member_join")
     steady = sim.steady
-    members = sim.current(steady)
-    state, step = sim.step(steady, (*members, _joiner(steady.members)))
+    joiner = _joiner(steady.members)
+    numbered = sim.numbered()
+    joined = numbered.joined(joiner) if numbered is not None else None
+    if joined is not None:
+        lists, step = joined.everyone_rebalances()
+        cost.record(step)
+        members = (*steady.members, joiner)
+        return cost.end(_State(members, steady.topics, joined.named(lists), steady.generation))
+    state, step = sim.step(steady, (*sim.current(steady), joiner))
     cost.record(step)
     return cost.end(state)
 
@@ -667,12 +697,9 @@ def _subscription_change(sim: _Simulator, subscribed: frozenset[str]) -> Scenari
 def _rolling_restart(sim: _Simulator) -> ScenarioCost:
     cost = ScenarioCost("rolling_restart")
     state = sim.steady
-    numbered = NumberedGroup.of(sim.spec, sim.assignor, state.assignment) if sim.shortcuts else None
-    if numbered is not None:
-        # No member on a rack, and sticky or cooperative-sticky, or uniform or balanced with
-        # equal subscriptions: the same rebalances on partition numbers
-        # (`assignors.whatif.numbered`).
-        steps, final = numbered.rolling_restart(sim.lags, sim.cooperative)
+    numbered = sim.numbered()
+    if numbered is not None and numbered.restartable():
+        steps, final = numbered.rolling_restart()
         for step in steps:
             cost.record(step)
         if steps:

@@ -1,11 +1,12 @@
-"""The rolling restart on partition numbers (`assignors.whatif.numbered`) against the full
+"""What-if rebalances on partition numbers (`assignors.whatif.numbered`) against the full
 replay and against the assignors themselves.
 
-Rack-free groups take the numbered path under sticky and cooperative-sticky, and with equal
-subscriptions under uniform and balanced too; it must give exactly what `shortcuts=False`
-gives (every figure, the assignment it ends in), and each numbered rebalance exactly what the
-assignor's own `rebalance` gives the same group named (any disjoint ownership, balanced or
-not). Names include characters that sort differently in Java and in Python.
+Rack-free groups take the numbered path (member leave, member join, rolling restart) under
+sticky and cooperative-sticky, and with equal subscriptions under uniform and balanced too;
+it must give exactly what `shortcuts=False` gives (every figure, the group and assignment it
+ends in), and each numbered rebalance exactly what the assignor's own `rebalance` gives the
+same group named (any disjoint ownership, balanced or not). Names include characters that
+sort differently in Java and in Python.
 """
 
 from __future__ import annotations
@@ -20,7 +21,7 @@ from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.sticky.assignor import StickyAssignor
 from assignors.whatif import numbered
 from assignors.whatif.numbered import NumberedGroup
-from assignors.whatif.simulation import group_scenario_costs, run_scenarios
+from assignors.whatif.simulation import SCENARIOS, group_scenario_costs, run_scenarios
 
 NUMBERED = ("sticky", "cooperative-sticky", "uniform", "balanced")
 ANY_SUBSCRIPTIONS = ("sticky", "cooperative-sticky")
@@ -67,25 +68,21 @@ def test_the_numbered_restart_gives_the_full_replay(seed: int, alike: bool) -> N
         planned = factory().rebalance(spec).assignment
         # Equal subscriptions always take the numbered path; see below for unequal ones.
         assert NumberedGroup.of(spec, factory(), planned) is not None or not alike
-        fast, _ = run_scenarios(
-            spec, strategy, factory, planned, scenarios=["rolling_restart"], lags=lags
-        )
+        fast, _ = run_scenarios(spec, strategy, factory, planned, scenarios=SCENARIOS, lags=lags)
         full, _ = run_scenarios(
-            spec,
-            strategy,
-            factory,
-            planned,
-            scenarios=["rolling_restart"],
-            lags=lags,
-            shortcuts=False,
+            spec, strategy, factory, planned, scenarios=SCENARIOS, lags=lags, shortcuts=False
         )
-        assert len(fast) == len(full) == 1
-        a, b = fast[0], full[0]
+        assert [c.scenario for c in fast] == [c.scenario for c in full]
+        assert "rolling_restart" in [c.scenario for c in fast]
         figures = ("rebalances", "rounds", "moved", "paused", "revoked", "lag_moved")
-        assert [getattr(a, f) for f in figures] == [getattr(b, f) for f in figures], strategy
-        assert a.assignment == b.assignment, strategy
-        assert [m.member_id for m in a.members] == [m.member_id for m in b.members]
-        assert a.topics == b.topics
+        for a, b in zip(fast, full, strict=True):
+            why = (strategy, a.scenario)
+            assert [getattr(a, f) for f in figures] == [getattr(b, f) for f in figures], why
+            assert a.assignment == b.assignment, why
+            assert [(m.member_id, m.topics) for m in a.members] == [
+                (m.member_id, m.topics) for m in b.members
+            ], why
+            assert a.topics == b.topics
 
 
 def test_most_groups_with_unequal_subscriptions_take_the_numbered_path() -> None:
@@ -94,27 +91,29 @@ def test_most_groups_with_unequal_subscriptions_take_the_numbered_path() -> None
     for seed in range(150):
         spec = numbered_group(random.Random(seed), alike=False)
         planned = StickyAssignor().assign(spec)
-        taken += NumberedGroup.of(spec, StickyAssignor(), planned) is not None
+        found = NumberedGroup.of(spec, StickyAssignor(), planned)
+        taken += found is not None and found.restartable()
     assert taken > 75
 
 
 def test_a_topic_that_would_lose_its_last_subscriber_keeps_the_full_replay() -> None:
-    """While c1 restarts nobody subscribes to u: its partitions leave the assignment, which
-    the numbered path does not model; a static subscriber never leaves, a second one stays."""
+    """While c1 is away nobody subscribes to u: its partitions leave the assignment, which
+    the numbered path does not model (the full replay does). A static subscriber does not
+    restart, but it may still be the member that leaves in `member_leave`."""
     topics = {"t": TopicMetadata("t", 4), "u": TopicMetadata("u", 3)}
     alone = (Member("c0", frozenset({"t"})), Member("c1", frozenset({"u"})))
-    for members, applies in [
-        (alone, False),
-        ((*alone, Member("c2", frozenset({"t"}))), False),
-        (
-            (alone[0], Member("c1", frozenset({"u"}), "static-1"), Member("c2", frozenset("t"))),
-            True,
-        ),
-        ((*alone, Member("c2", frozenset("tu"))), True),
+    static = (alone[0], Member("c1", frozenset({"u"}), "static-1"), Member("c2", frozenset("t")))
+    for members, restartable, leaves in [
+        (alone, False, [False, False]),
+        ((*alone, Member("c2", frozenset({"t"}))), False, [True, False, True]),
+        (static, True, [True, False, True]),
+        ((*alone, Member("c2", frozenset("tu"))), True, [True, True, True]),
     ]:
         spec = GroupSpec("g", members, topics)
         found = NumberedGroup.of(spec, StickyAssignor(), StickyAssignor().assign(spec))
-        assert (found is not None) == applies
+        assert found is not None
+        assert found.restartable() == restartable
+        assert [found.can_leave(found.rank(m.member_id)) for m in members] == leaves
 
 
 def _owned(rng: random.Random, group: NumberedGroup) -> list[list[int]]:
@@ -214,6 +213,23 @@ def test_sticky_and_cooperative_sticky_share_targets_and_rows(seed: int) -> None
     for strategy in ("sticky", "cooperative-sticky"):
         factory = resolve(strategy)[1]
         plans.append((strategy, factory, factory().rebalance(spec).assignment))
-    fast = group_scenario_costs(spec, plans, scenarios=["rolling_restart"])
-    full = group_scenario_costs(spec, plans, scenarios=["rolling_restart"], shortcuts=False)
+    fast = group_scenario_costs(spec, plans)
+    full = group_scenario_costs(spec, plans, shortcuts=False)
     assert fast == full
+
+
+def test_a_joiner_off_the_numbered_path() -> None:
+    """`member_join`'s new member is ranked last: its id must sort after every other, it has
+    no rack, and uniform and balanced keep their path only with equal subscriptions."""
+    topics = {"t": TopicMetadata("t", 6), "u": TopicMetadata("u", 2)}
+    members = tuple(Member(f"c{i}", frozenset("tu")) for i in range(3))
+    spec = GroupSpec("g", members, topics)
+    for strategy in NUMBERED:
+        factory = resolve(strategy)[1]
+        group = NumberedGroup.of(spec, factory(), factory().assign(spec))
+        assert group is not None
+        assert group.joined(Member("c2-joined", frozenset("tu"))) is not None
+        assert group.joined(Member("c0-joined", frozenset("tu"))) is None  # sorts before c1
+        assert group.joined(Member("c2-joined", frozenset("tu"), None, "r1")) is None
+        narrower = group.joined(Member("c2-joined", frozenset("t")))
+        assert (narrower is not None) == (strategy in ANY_SUBSCRIPTIONS)
