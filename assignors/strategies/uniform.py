@@ -149,9 +149,8 @@ def _homogeneous(
     >>> UniformAssignor().assign(spec)  # balanced already: B keeps its extra partition
     {'A': [('t', 0)], 'B': [('t', 1), ('t', 2)]}
     """
-    out: Assignment = {mid: [] for mid in order}
     if not topics or not order:
-        return out
+        return {mid: [] for mid in order}
     offsets: dict[str, int] = {}
     table: list[TopicPartition] = []
     for t in topics:

@@ -130,7 +130,17 @@ class NumberedGroup:
     """A rack-free group and one stateful built-in assignor with a numbered path, from its
     plan (`start`, by rank); `lag` per partition number (None without offsets)."""
 
-    __slots__ = ("_left", "cooperative", "lag", "members", "rebalance", "start", "table", "topics")
+    __slots__ = (
+        "_left",
+        "_owners",
+        "cooperative",
+        "lag",
+        "members",
+        "rebalance",
+        "start",
+        "table",
+        "topics",
+    )
 
     def __init__(
         self,
@@ -148,7 +158,8 @@ class NumberedGroup:
         self.rebalance = rebalance
         self.lag = lag
         self.cooperative = cooperative
-        self._left: dict[int, tuple[list[list[int]], StepCost]] = {}
+        self._left: dict[int, tuple[list[list[int]], list[int], StepCost]] = {}
+        self._owners: list[int] | None = None
 
     @staticmethod
     def of(
@@ -226,11 +237,20 @@ class NumberedGroup:
     def leave(self, r: int) -> tuple[list[list[int]], StepCost]:
         """Member r leaves the planned group (`can_leave(r)`): what every rank then owns, and
         the cost (kept for a rolling restart that starts with the same leave)."""
+        after, _, step = self._leave(r)
+        return after, step
+
+    def _leave(self, r: int) -> tuple[list[list[int]], list[int], StepCost]:
         found = self._left.get(r)
         if found is None:
             rest = [k for k in range(len(self.members)) if k != r]
-            found = self._left[r] = self._step(self.start, rest, leaving=r)
+            found = self._left[r] = self._step(self.start, self._start_owners(), rest, r)
         return found
+
+    def _start_owners(self) -> list[int]:
+        if self._owners is None:
+            self._owners = _owners(self.start, len(self.table))
+        return self._owners
 
     def joined(self, joiner: Member) -> NumberedGroup | None:
         """The planned group with `joiner` (owning nothing) ranked last; None unless its id
@@ -256,31 +276,37 @@ class NumberedGroup:
 
     def everyone_rebalances(self) -> tuple[list[list[int]], StepCost]:
         """Every member rebalances from the plan (a member joined: `joined`)."""
-        return self._step(self.start, list(range(len(self.members))), leaving=-1)
+        everyone = list(range(len(self.members)))
+        after, _, step = self._step(self.start, self._start_owners(), everyone, -1)
+        return after, step
 
     def rolling_restart(self) -> tuple[list[StepCost], list[list[int]]]:
         """Each dynamic member in Java order of member id leaves, then rejoins owning
         nothing (static members come back without a rebalance): every step's cost and the
         assignment the restart ends in, by rank (`restartable()` first)."""
         state = self.start
+        owners = self._start_owners()
         steps: list[StepCost] = []
         everyone = list(range(len(self.members)))
         for r, member in enumerate(self.members):
             if member.is_static:
                 continue
             if state is self.start:
-                state, step = self.leave(r)
+                state, owners, step = self._leave(r)
             else:
-                state, step = self._step(state, everyone[:r] + everyone[r + 1 :], leaving=r)
+                rest = everyone[:r] + everyone[r + 1 :]
+                state, owners, step = self._step(state, owners, rest, r)
             steps.append(step)
-            state, step = self._step(state, everyone, leaving=-1)
+            state, owners, step = self._step(state, owners, everyone, -1)
             steps.append(step)
         return steps, state
 
     def _step(
-        self, state: list[list[int]], present: list[int], leaving: int
-    ) -> tuple[list[list[int]], StepCost]:
-        """One rebalance of the `present` ranks from `state` (what every rank owns)."""
+        self, state: list[list[int]], owners: list[int], present: list[int], leaving: int
+    ) -> tuple[list[list[int]], list[int], StepCost]:
+        """One rebalance of the `present` ranks from `state` (what every rank owns, `owners`
+        its owner by partition, -1 for none); returns the same of the state after it, and
+        the cost (`leaving`: the rank that left, -1 for none)."""
         count = sum(map(len, state))
         if present:
             got, rounds = self.rebalance(
@@ -288,28 +314,29 @@ class NumberedGroup:
             )
         else:  # the last member left: nothing to assign, no round
             got, rounds = [], 0
-        owner = [_NOBODY] * len(self.table)
-        for r, mine in enumerate(state):
-            for g in mine:
-                owner[g] = r
         lag = self.lag
-        after: list[list[int]] = [[] for _ in state]
-        kept = moved = lag_moved = 0
+        after = [_NONE] * len(state)  # an absent rank owns nothing (the list is never changed)
+        new_owners = owners.copy()
+        kept = moved = lag_moved = assigned = 0
         for r, mine in zip(present, got, strict=True):
             after[r] = mine
+            assigned += len(mine)
             for g in mine:
-                was = owner[g]
+                was = owners[g]
                 if was == r:
                     kept += 1
                     continue
+                new_owners[g] = r
                 if was != _NOBODY:
                     moved += 1
                 if lag is not None:
                     lag_moved += lag[g]
+        if assigned != len(new_owners):  # some partition is left without an owner
+            new_owners = _owners(after, len(new_owners))
         lost = len(state[leaving]) if leaving >= 0 else 0
         paused = count - kept if self.cooperative else count
         step = StepCost(rounds, moved, paused, paused - lost, lag_moved if moved else 0)
-        return after, step
+        return after, new_owners, step
 
     def named(self, lists: list[list[int]], absent: int = -1) -> Assignment:
         """An assignment by rank, under the members' ids and partition names (but the
@@ -323,3 +350,13 @@ class NumberedGroup:
 
 
 _NOBODY: Final = -1
+_NONE: Final[list[int]] = []
+
+
+def _owners(lists: list[list[int]], total: int) -> list[int]:
+    """Each partition's owner (a rank), -1 for none."""
+    owners = [_NOBODY] * total
+    for r, mine in enumerate(lists):
+        for g in mine:
+            owners[g] = r
+    return owners

@@ -55,8 +55,12 @@ member), so the simulation shares the steady state and the rebalance of a member
 reuses the plan when a STATELESS strategy's member rejoins, computes a STATELESS strategy's
 "member leaves the plan" once per shape of the members that remain (see `_Simulator`),
 builds members' ownership only for assignors that read it, and lets a group's strategies share
-what they compute alike (`assignors.strategies.shared`: sticky targets). Groups shaped alike
-share their figures (`group_scenario_costs`'s memo, `assignors.whatif.lookalike`).
+what they compute alike (`assignors.strategies.shared`: sticky targets). Where a stateful
+assignor's own path works on partition numbers (no member on a rack: sticky and
+cooperative-sticky, and uniform and balanced with equal subscriptions), `member_leave`,
+`member_join`, `partition_growth` and the rolling restart run on numbers from the plan to
+the last rebalance (`assignors.whatif.numbered`). Groups shaped alike share their figures
+(`group_scenario_costs`'s memo, `assignors.whatif.lookalike`).
 `shortcuts=False` replays every rebalance in full instead, sharing nothing (the reference the
 shortcuts are tested against: identical rows).
 
@@ -466,11 +470,17 @@ class _Simulator:
         self._numbered: NumberedGroup | None = None
         self._numbered_built = False
 
-    def numbered(self) -> NumberedGroup | None:
+    def numbered(self, topics: Mapping[str, TopicMetadata] | None = None) -> NumberedGroup | None:
         """The group on partition numbers from the plan (`assignors.whatif.numbered`), built
         on first use; None when that path does not apply, or without shortcuts. No member
         on a rack, and sticky or cooperative-sticky, or uniform or balanced with equal
-        subscriptions: the same rebalances without naming the group at every step."""
+        subscriptions: the same rebalances without naming the group at every step. With
+        `topics`, the plan's members on those topics instead (built anew: partitions added)."""
+        if topics is not None:
+            spec = GroupSpec(self.group_id, self.spec.members, topics)
+            return NumberedGroup.of(
+                spec, self.assignor, self.steady.assignment, self.lags, self.cooperative
+            )
         if not self._numbered_built:
             self._numbered_built = True
             if self.shortcuts:
@@ -653,7 +663,14 @@ def _grown_topics(
 def _partition_growth(sim: _Simulator, subscribed: Sequence[str]) -> ScenarioCost:
     cost = ScenarioCost("partition_growth")
     steady = sim.steady
-    state, step = sim.step(steady, sim.current(steady), _grown_topics(steady.topics, subscribed))
+    grown = _grown_topics(steady.topics, subscribed)
+    numbered = sim.numbered(grown) if sim.numbered() is not None else None
+    if numbered is not None:
+        # The plan on the grown topics' numbers: every member rebalances once.
+        lists, step = numbered.everyone_rebalances()
+        cost.record(step)
+        return cost.end(_State(steady.members, grown, numbered.named(lists), steady.generation))
+    state, step = sim.step(steady, sim.current(steady), grown)
     cost.record(step)
     return cost.end(state)
 

@@ -1,12 +1,12 @@
 """What-if rebalances on partition numbers (`assignors.whatif.numbered`) against the full
 replay and against the assignors themselves.
 
-Rack-free groups take the numbered path (member leave, member join, rolling restart) under
-sticky and cooperative-sticky, and with equal subscriptions under uniform and balanced too;
-it must give exactly what `shortcuts=False` gives (every figure, the group and assignment it
-ends in), and each numbered rebalance exactly what the assignor's own `rebalance` gives the
-same group named (any disjoint ownership, balanced or not). Names include characters that
-sort differently in Java and in Python.
+Rack-free groups take the numbered path (member leave and join, partition growth, rolling
+restart) under sticky and cooperative-sticky, and with equal subscriptions under uniform and
+balanced too; it must give exactly what `shortcuts=False` gives (every figure, the group and
+assignment it ends in), and each numbered rebalance exactly what the assignor's own
+`rebalance` gives the same group named (any disjoint ownership, balanced or not). Names
+include characters that sort differently in Java and in Python.
 """
 
 from __future__ import annotations
