@@ -14,12 +14,12 @@ from __future__ import annotations
 import random
 
 import pytest
+from helpers.groups import random_lags
 
 from assignors.catalog.registry import resolve
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.sticky.assignor import StickyAssignor
-from assignors.whatif import numbered
 from assignors.whatif.numbered import NumberedGroup
 from assignors.whatif.simulation import SCENARIOS, group_scenario_costs, run_scenarios
 
@@ -45,24 +45,13 @@ def numbered_group(rng: random.Random, alike: bool) -> GroupSpec:
     return GroupSpec("g", tuple(members), topics)
 
 
-def _lags(rng: random.Random, spec: GroupSpec) -> dict[tuple[str, int], int] | None:
-    if rng.random() < 0.5:
-        return None
-    return {
-        (t, p): rng.randint(0, 1000)
-        for t, meta in spec.topics.items()
-        for p in range(meta.partition_count)
-        if rng.random() < 0.9
-    }
-
-
 @pytest.mark.parametrize("seed", range(150))
 @pytest.mark.parametrize("alike", [True, False])
 def test_the_numbered_restart_gives_the_full_replay(seed: int, alike: bool) -> None:
     rng = random.Random(seed)
     spec = numbered_group(rng, alike)
     strategies = NUMBERED if alike else ANY_SUBSCRIPTIONS
-    lags = _lags(rng, spec)
+    lags = random_lags(rng, spec)
     for strategy in strategies:
         factory = resolve(strategy)[1]
         planned = factory().rebalance(spec).assignment
@@ -199,7 +188,7 @@ def test_assignors_off_the_numbered_path() -> None:
     two = GroupSpec("g", spec.members, {**spec.topics, "u": TopicMetadata("u", 1)})
     two = GroupSpec("g", (*two.members, Member("c1", frozenset({"u"}))), two.topics)
     assert NumberedGroup.of(two, StickyAssignor(), {"c0": [("u", 0)]}) is None
-    assert numbered.NumberedGroup.of(spec, StickyAssignor(), {"c0": [("t", 0)]}) is not None
+    assert NumberedGroup.of(spec, StickyAssignor(), {"c0": [("t", 0)]}) is not None
 
 
 @pytest.mark.parametrize("seed", range(60))

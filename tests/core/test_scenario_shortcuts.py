@@ -16,7 +16,7 @@ from dataclasses import replace
 
 import pytest
 from helpers.assignors import EagerAssignor
-from helpers.groups import RACKS, random_topics
+from helpers.groups import RACKS, random_lags, random_topics
 
 from assignors.analysis.bounds import best_balance
 from assignors.catalog.catalog import StrategyCatalog
@@ -81,17 +81,6 @@ def _with_owners(rng: random.Random, spec: GroupSpec) -> GroupSpec:
     return GroupSpec(spec.group_id, members, spec.topics)
 
 
-def _lags(rng: random.Random, spec: GroupSpec) -> dict[TopicPartition, int] | None:
-    if rng.random() < 0.5:
-        return None
-    return {
-        (t, p): rng.randint(0, 1000)
-        for t, meta in spec.topics.items()
-        for p in range(meta.partition_count)
-        if rng.random() < 0.9
-    }
-
-
 def _best_max(spec: GroupSpec) -> int:
     return best_balance(spec).best_max
 
@@ -101,7 +90,7 @@ def _best_max(spec: GroupSpec) -> int:
 def test_shortcuts_give_the_rows_of_the_full_replay(seed: int, look_alike: bool) -> None:
     rng = random.Random(seed)
     spec = random_group(rng, look_alike)
-    lags = _lags(rng, spec)
+    lags = random_lags(rng, spec)
     plans = []
     for strategy in STRATEGIES:
         factory = resolve(strategy)[1]
@@ -204,7 +193,7 @@ def test_group_whatif_shortcuts_match_the_full_replay(seed: int) -> None:
     planned = STRATEGIES if seed % 2 else ("sticky", "uniform", "balanced")
     catalog = StrategyCatalog.build([*planned, "elected"])
     plan = plan_group(spec, catalog, has_current_assignment=True, plan_elected=True)
-    lags = _lags(rng, spec)
+    lags = random_lags(rng, spec)
     fast = group_whatif(spec, plan, catalog, WhatIfSettings(), lags=lags)
     full = group_whatif(spec, plan, catalog, WhatIfSettings(), lags=lags, shortcuts=False)
     assert fast.costs == full.costs
@@ -231,7 +220,7 @@ def test_shared_sticky_targets_give_the_rows_of_each_strategy_alone(seed: int) -
     outside any scope, with and without the other shortcuts."""
     rng = random.Random(seed)
     spec = random_group(rng, look_alike=seed % 3 == 0)
-    lags = _lags(rng, spec)
+    lags = random_lags(rng, spec)
     plans = []
     alone = []
     for strategy in ("sticky", "cooperative-sticky"):

@@ -5,7 +5,7 @@ from __future__ import annotations
 import random
 from collections.abc import Sequence
 
-from assignors.model import TopicMetadata
+from assignors.model import GroupSpec, TopicMetadata, TopicPartition
 
 RACKS = ("r0", "r1", "r2")
 
@@ -27,3 +27,15 @@ def random_topics(
         )
         topics[t] = TopicMetadata(t, n, replicas)
     return topics
+
+
+def random_lags(rng: random.Random, spec: GroupSpec) -> dict[TopicPartition, int] | None:
+    """No offsets half the time; else a lag of 0..1000 on nine partitions in ten."""
+    if rng.random() < 0.5:
+        return None
+    return {
+        (t, p): rng.randint(0, 1000)
+        for t, meta in spec.topics.items()
+        for p in range(meta.partition_count)
+        if rng.random() < 0.9
+    }
