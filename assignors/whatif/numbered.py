@@ -1,12 +1,13 @@
-"""The rolling restart of a group, replayed on partition numbers.
+"""What-if rebalances replayed on partition numbers.
 
 A rolling restart is the costliest scenario: two rebalances per dynamic member, each building
 a group spec, its members' owned partitions, the assignor's own encoding of them and its
 decoded result, to move a handful of partitions. Several built-in assignors work on
 partition numbers anyway: partitions numbered 0..P-1 in (topic in Java order, partition)
 order, members ranked in Java order of member id. For a group where no member has a rack,
-this module keeps the group in that form for the whole restart and calls those paths
-directly; only the final assignment is named again:
+this module keeps the group in that form from its plan to the scenario's last rebalance
+(`member_leave`, `member_join`, `partition_growth`, `rolling_restart`) and calls those paths
+directly; only the assignment a scenario ends in is named again:
 
 * `sticky` and `cooperative-sticky`, both of their paths
   (`assignors.strategies.sticky.assignor.rebalance_numbered`);
