@@ -21,6 +21,9 @@ TopicPartition = tuple[str, int]
 Assignment = dict[str, list[TopicPartition]]
 """member_id -> the partitions it is assigned. Every member of the group is a key."""
 
+PartitionNumbers = tuple[dict[str, int], list[TopicPartition]]
+"""`numbered_partitions`: each topic's first number, and the partition of each number."""
+
 CLASSIC: Final = "classic"
 CONSUMER: Final = "consumer"
 GROUP_PROTOCOLS: Final = (CLASSIC, CONSUMER)
@@ -235,6 +238,23 @@ def partitions_of(topic: str, count: int) -> tuple[TopicPartition, ...]:
     stop at identity.
     """
     return _INTERNED.get(topic, count)
+
+
+def numbered_partitions(spec: GroupSpec, topics: Iterable[str]) -> PartitionNumbers:
+    """The partitions of `topics` numbered 0..P-1 in that topic order, then by partition
+    (the assignors that work on numbers give topics in Java order): each topic's first
+    number, and the partition of each number.
+
+    >>> spec = GroupSpec("g", (), {"a": TopicMetadata("a", 2), "b": TopicMetadata("b", 1)})
+    >>> numbered_partitions(spec, ["a", "b"])
+    ({'a': 0, 'b': 2}, [('a', 0), ('a', 1), ('b', 0)])
+    """
+    offsets: dict[str, int] = {}
+    table: list[TopicPartition] = []
+    for t in topics:
+        offsets[t] = len(table)
+        table.extend(partitions_of(t, spec.partition_count(t)))
+    return offsets, table
 
 
 def sort_partitions(tps: list[TopicPartition], java: bool) -> None:

@@ -72,6 +72,7 @@ from assignors.model import (
     TopicPartition,
     java_sorted,
     needs_java_order,
+    numbered_partitions,
     partitions_of,
     sort_partitions,
 )
@@ -747,11 +748,7 @@ def _closed_form(spec: GroupSpec, owners: Mapping[TopicPartition, str]) -> Assig
         if tp[0] in scope and tp[0] in by_id[member_id].topics:
             lists[member_id].append(tp)
     subs = [i for i in lists if not by_id[i].topics.isdisjoint(scope)]
-    offsets: dict[str, int] = {}
-    table: list[TopicPartition] = []
-    for t in topics:
-        offsets[t] = len(table)
-        table.extend(partitions_of(t, spec.partition_count(t)))
+    offsets, table = numbered_partitions(spec, topics)
     numbered = closed_form_numbered(
         len(table), [[offsets[t] + p for t, p in lists[i]] for i in subs]
     )

@@ -75,7 +75,7 @@ from assignors.model import (
     java_key,
     java_sorted,
     needs_java_order,
-    partitions_of,
+    numbered_partitions,
     sort_partitions,
 )
 from assignors.ownership import valid_owned
@@ -151,11 +151,7 @@ def _homogeneous(
     """
     if not topics or not order:
         return {mid: [] for mid in order}
-    offsets: dict[str, int] = {}
-    table: list[TopicPartition] = []
-    for t in topics:
-        offsets[t] = len(table)
-        table.extend(partitions_of(t, spec.partition_count(t)))
+    offsets, table = numbered_partitions(spec, topics)
     # Current targets are in (topic, partition) order: their numbers ascend.
     held = [[offsets[t] + p for t, p in current[mid]] for mid in order]
     lists = homogeneous_numbered(len(table), held)

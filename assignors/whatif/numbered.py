@@ -50,7 +50,7 @@ from assignors.model import (
     Member,
     TopicPartition,
     java_sorted,
-    partitions_of,
+    numbered_partitions,
 )
 from assignors.racks import member_rack
 from assignors.strategies import balanced, uniform
@@ -191,24 +191,23 @@ class NumberedGroup:
         if len(by_id) != len(members):
             return None
         ranked = [by_id[i] for i in java_sorted(by_id)]
-        number: dict[TopicPartition, int] = {}
-        table: list[TopicPartition] = []
-        for t, size in zip(topics, sizes, strict=True):
-            for tp in partitions_of(t, size):
-                number[tp] = len(table)
-                table.append(tp)
+        offsets, table = numbered_partitions(spec, topics)
+        size = dict(zip(topics, sizes, strict=True))
         seen = bytearray(total)
         start: list[list[int]] = []
         for m in ranked:
             mine: list[int] = []
-            for tp in planned.get(m.member_id, ()):
-                g = number.get(tp)
-                if g is None or seen[g] or tp[0] not in m.topics:
+            for t, p in planned.get(m.member_id, ()):
+                base = offsets.get(t)
+                if base is None or not 0 <= p < size[t] or t not in m.topics:
+                    return None
+                g = base + p
+                if seen[g]:
                     return None
                 seen[g] = 1
                 mine.append(g)
             start.append(mine)
-        if len(planned.keys() - by_id.keys()):
+        if planned.keys() - by_id.keys():
             return None
         lag = None if lags is None else [lags.get(tp, 0) for tp in table]
         return NumberedGroup(ranked, table, start, rebalance, lag, cooperative)
