@@ -9,9 +9,9 @@ the metadata of the topics they subscribe to. Assignors are pure functions
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass, field, fields
+from dataclasses import dataclass, field
 from functools import wraps
-from typing import Any, ClassVar, Final, Generic, TypeVar
+from typing import ClassVar, Final, Generic, TypeVar
 
 R = TypeVar("R")
 
@@ -372,10 +372,3 @@ def per_group(fn: Callable[[GroupSpec], R]) -> Callable[[GroupSpec], R]:
         return hit if hit is not None else last.put(spec, None, fn(spec))
 
     return cached
-
-
-def by_fields(obj: Any) -> tuple[Callable[..., object], tuple[object, ...]]:
-    """`__reduce__` of a frozen dataclass: its class and its init fields in order. mypyc's
-    compiled frozen dataclasses cannot unpickle field by field (`make core`); listing the
-    fields here, not by hand, means a field added later still reaches the executors."""
-    return type(obj), tuple(getattr(obj, f.name) for f in fields(obj) if f.init)

@@ -1,15 +1,19 @@
 """The problem vocabulary: `rejected` rows, their severities and reason codes, Kafka's limits.
 
-A leaf module (it imports nothing of the planner), so that every layer that finds a problem,
-from input checks and pattern translation to the what-if simulation, speaks the same words.
+A leaf module (of the planner it imports only `assignors.pickled`, itself a leaf), so that
+every layer that finds a problem, from input checks and pattern translation to the what-if
+simulation, speaks the same words.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from enum import StrEnum
 from typing import Final
+
+from assignors.pickled import by_fields
 
 ERROR: Final = "error"
 WARNING: Final = "warning"
@@ -121,6 +125,10 @@ class Problem:
         object.__setattr__(self, "reason", str(reason))
         object.__setattr__(self, "detail", detail)
         object.__setattr__(self, "strategy", strategy)
+
+    def __reduce__(self) -> tuple[Callable[..., object], tuple[object, ...]]:
+        # the look-alike memo's warnings go back from a bucket's child to its worker
+        return by_fields(self)
 
 
 def is_legal_topic_name(name: str) -> bool:

@@ -19,6 +19,7 @@ from __future__ import annotations
 import contextlib
 import faulthandler
 import gc
+import logging
 import mmap
 import os
 import pickle
@@ -36,6 +37,7 @@ from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
 from assignors.whatif.lookalike import process_memo
 
+log = logging.getLogger(__name__)
 POLL_S = 0.2  # how often the parent looks at the child's memory while it waits
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -209,8 +211,21 @@ def _watch(
     with open(result_path, "rb") as f:
         frame, learned = pickle.load(f)
     if learned is not None:
-        process_memo().merge(pickle.loads(learned))
+        _merge_learned(learned)
     return frame
+
+
+def _merge_learned(learned: bytes) -> None:
+    """Keep the shapes a child learned. They only save time: shapes that do not unpickle
+    stay behind (the next buckets simulate them again), and the bucket's frame is kept."""
+    try:
+        kept = pickle.loads(learned)
+    except Exception as exc:
+        log.warning(
+            "the look-alike shapes of a bucket were dropped: %s: %s", type(exc).__name__, exc
+        )
+        return
+    process_memo().merge(kept)
 
 
 def _stop(pid: int) -> None:

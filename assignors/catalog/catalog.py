@@ -67,6 +67,17 @@ class _PluginFactory:
     def __reduce__(self) -> tuple[type[_PluginFactory], tuple[str]]:
         return (_PluginFactory, (self.path,))
 
+    # A value, like the class path it stands for: the catalog an executor unpickles equals
+    # the driver's.
+    def __eq__(self, other: object) -> bool:
+        return isinstance(other, _PluginFactory) and other.path == self.path
+
+    def __hash__(self) -> int:
+        return hash(self.path)
+
+    def __repr__(self) -> str:
+        return f"_PluginFactory({self.path!r})"
+
 
 class _Same:
     """The same assignor instance on every call (callers that hold instances: tests, benches)."""

@@ -28,10 +28,10 @@ from assignors.model import (
     Member,
     TopicMetadata,
     TopicPartition,
-    by_fields,
     java_order_key,
     partitions_of,
 )
+from assignors.pickled import by_fields
 from assignors.problems import (
     ERROR,
     INT32_MAX,

@@ -61,7 +61,8 @@ from assignors.analysis.bounds import best_balance
 from assignors.analysis.metrics import ELECTED_STRATEGY
 from assignors.catalog.catalog import ELECTED, StrategyCatalog
 from assignors.catalog.registry import SERVER_SIDE, Assignor
-from assignors.model import CONSUMER, Assignment, GroupSpec, TopicPartition, by_fields
+from assignors.model import CONSUMER, Assignment, GroupSpec, TopicPartition
+from assignors.pickled import by_fields
 from assignors.planner import GroupPlan
 from assignors.problems import WARNING, Problem, Reason
 from assignors.strategies.server_range import ServerRangeAssignor

@@ -75,7 +75,7 @@ def test_a_compiled_module_older_than_its_source_is_refused(package: Path) -> No
 
 
 def test_what_travels_to_executors_pickles_with_every_field() -> None:
-    # Frozen dataclasses of the compiled core pickle through `assignors.model.by_fields`.
+    # Frozen dataclasses of the compiled core pickle through `assignors.pickled.by_fields`.
     status = TopicStatus(3, "BAD", "why", (frozenset({"a"}), frozenset(), frozenset()), (1, 2, 3))
     settings = WhatIfSettings(("member_join",), 7, 99, ("range", "balanced"))
     for value in (status, settings):

@@ -132,3 +132,25 @@ def test_an_unknown_scenario_exits_2_with_nothing_written(  # type: ignore[no-un
     assert needle in capsys.readouterr().err + caplog.text
     assert not out.exists()
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "planner.toml"]
+
+
+def test_look_alike_groups_with_what_if_warnings_are_planned_whole(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
+    """Groups shaped alike share their what-if figures and warnings: a planning child hands
+    them to its worker by pickle, which once took the whole job down. Static and dynamic
+    members, unequal subscriptions (one differs only by a topic that does not exist: a
+    SCENARIO_NOT_APPLICABLE warning kept with the shape), the default what-if settings."""
+    members = []
+    for g in range(40):
+        static = g % 2 == 0
+        for i in range(3):
+            topics = ["t", "gone"] if i == 1 else ["t"]
+            instance = f"i{i}" if static else None
+            members.append(member(f"g{g:02d}", f"c{i}", topics, group_instance_id=instance))
+    src = write_estate(tmp_path / "in", {"t": 6, "u": 4}, members)
+    out = tmp_path / "out"
+    result = run(spark, str(src), str(out), PlannerConfig(strategies=("range", "roundrobin")))
+    assert result.groups.planned == 40
+    rejected = spark.read.parquet(str(out / "rejected")).collect()
+    warned = {r["group_id"] for r in rejected if r["reason"] == "SCENARIO_NOT_APPLICABLE"}
+    assert warned == {f"g{g:02d}" for g in range(40)}
+    assert {r["severity"] for r in rejected} == {"warning"}

@@ -171,6 +171,38 @@ def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() ->
     assert key not in memo.entries
 
 
+class _Unpicklable:
+    """Pickles, but raises when unpickled (as a compiled class without `__reduce__` did)."""
+
+    def __reduce__(self) -> tuple[object, tuple[()]]:
+        return (_refuse, ())
+
+
+def _refuse() -> None:
+    raise TypeError("__init__() missing required argument 'group_id' (pos 1)")
+
+
+def test_shapes_that_cannot_be_unpickled_stay_behind_and_the_frame_comes_back(
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    from assignors.whatif.lookalike import process_memo
+    from jobs.guard import guarded
+
+    memo = process_memo()
+    key = ("guard-test", "unpicklable")
+
+    def learns(_: object) -> pd.DataFrame:
+        memo.put(key, ((_Unpicklable(),),), [])
+        return pd.DataFrame({"x": [3]})
+
+    with caplog.at_level("WARNING", logger="jobs.guard"):
+        frame, problems = guarded(learns, GuardSettings(30, 0), bool)
+    assert list(frame["x"]) == [3]
+    assert problems == []
+    assert key not in memo.entries
+    assert "look-alike shapes of a bucket were dropped: TypeError" in caplog.text
+
+
 def test_the_child_plans_without_the_cyclic_collector_and_the_parent_keeps_it() -> None:
     """The child ends with its bucket: no collection walks what the bucket made."""
     enabled = gc.isenabled()
