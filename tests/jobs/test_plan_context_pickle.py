@@ -1,0 +1,32 @@
+"""The plan context travels to every executor in the UDF's closure, pickled by Spark's own
+cloudpickle: it arrives equal, with its catalog (the core's side: tests/core/test_pickled.py)."""
+
+from __future__ import annotations
+
+import pickle
+
+from pyspark import cloudpickle
+
+from assignors.whatif.group import WhatIfSettings
+from jobs.guard import GuardSettings
+from jobs.udf import PlanContext
+
+PLUGIN = "assignors.catalog.examples.random_assignor:RandomAssignor"
+
+
+def test_the_plan_context_arrives_equal_with_its_catalog() -> None:
+    ctx = PlanContext(
+        strategies=("range", "sticky", "uniform", "balanced", PLUGIN),
+        has_current_assignment=True,
+        plan_elected=True,
+        has_offsets=True,
+        whatif=WhatIfSettings(("member_join", "rolling_restart"), 50, 500),
+        guard=GuardSettings(12.5, 1024),
+        rows_dir="/tmp/rows",
+        output_files=4,
+    )
+    back = pickle.loads(cloudpickle.dumps(ctx))
+    assert back == ctx
+    assert back.catalog == ctx.catalog
+    names = [type(s.factory()).__qualname__ for s in ctx.catalog.strategies]
+    assert [type(s.factory()).__qualname__ for s in back.catalog.strategies] == names
