@@ -66,6 +66,8 @@ class Reason(StrEnum):
     NO_MEMBERS = "NO_MEMBERS"
     EMPTY_GROUP_INSTANCE_ID = "EMPTY_GROUP_INSTANCE_ID"
     INVALID_GENERATION = "INVALID_GENERATION"
+    # the snapshot caught the group in a rebalance: figures against its ownership are unsettled
+    GROUP_REBALANCING = "GROUP_REBALANCING"
     # the classic election found no strategy to plan as `elected` (warnings)
     INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
     UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"

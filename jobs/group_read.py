@@ -53,6 +53,7 @@ INPUT_COLUMNS: dict[str, dict[str, pa.DataType]] = {
         "assignment_strategies": _STRINGS,
         "generation": pa.int64(),
         "group_protocol": pa.string(),
+        "group_state": pa.string(),
     },
     "current_assignment": {
         "group_id": pa.string(),

@@ -189,6 +189,7 @@ def member_rows(rows: Iterable[Row]) -> list[MemberRow]:
             r.get("assignment_strategies"),
             r.get("generation"),
             r.get("group_protocol"),
+            r.get("group_state"),
         )
         for r in rows
     ]

@@ -53,6 +53,8 @@ SUBSCRIPTIONS = InputTable(
         ("generation", INT),
         # `classic` (null or absent) or `consumer` (KIP-848); constant within a group
         ("group_protocol", STRING),
+        # Kafka's name of the group's state at the snapshot (`Stable`, `PreparingRebalance`)
+        ("group_state", STRING),
     ),
     frozenset(
         {
@@ -63,6 +65,7 @@ SUBSCRIPTIONS = InputTable(
             "assignment_strategies",
             "generation",
             "group_protocol",
+            "group_state",
         }
     ),
 )

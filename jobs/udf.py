@@ -86,6 +86,7 @@ INPUT_COLUMNS = (
     "assignment_strategies",
     "generation",
     "group_protocol",
+    "group_state",
     "topic",
     "partition",
     "committed_offset",
@@ -213,9 +214,10 @@ class _Rows:
     offsets: dict[str | None, list[OffsetRow]] = field(default_factory=dict)
 
 
-def _protocols(pdf: pd.DataFrame) -> list[Any]:
-    # A plain pandas caller's frame may lack the optional column: every group is classic.
-    return _nullable(pdf["group_protocol"]) if "group_protocol" in pdf else [None] * len(pdf)
+def _optional(pdf: pd.DataFrame, column: str) -> list[Any]:
+    # A plain pandas caller's frame may lack an optional column (group_protocol: every group
+    # is classic; group_state: unknown).
+    return _nullable(pdf[column]) if column in pdf else [None] * len(pdf)
 
 
 def _offsets_columns(pdf: pd.DataFrame) -> tuple[list[int | None], list[int | None]]:
@@ -293,7 +295,8 @@ def _read_members(pdf: pd.DataFrame, members: dict[str | None, list[MemberRow]])
             _nullable(pdf["topic_pattern"]),
             _string_lists(pdf["assignment_strategies"]),
             _ints(pdf["generation"]),
-            _protocols(pdf),
+            _optional(pdf, "group_protocol"),
+            _optional(pdf, "group_state"),
         ),
         strict=True,
     )

@@ -17,7 +17,7 @@ from __future__ import annotations
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Final
 
 from assignors.inputs.patterns.resolver import MAX_GROUP_BACKTRACKING_STEPS, PatternResolver
 from assignors.model import (
@@ -81,6 +81,7 @@ class MemberRow:
     assignment_strategies: Sequence[str | None] | None = None
     generation: int | None = None
     group_protocol: str | None = None
+    group_state: str | None = None
 
     def __init__(
         self,
@@ -92,6 +93,7 @@ class MemberRow:
         assignment_strategies: Sequence[str | None] | None = None,
         generation: int | None = None,
         group_protocol: str | None = None,
+        group_state: str | None = None,
     ) -> None:
         object.__setattr__(self, "member_id", member_id)
         object.__setattr__(self, "group_instance_id", group_instance_id)
@@ -101,6 +103,7 @@ class MemberRow:
         object.__setattr__(self, "assignment_strategies", assignment_strategies)
         object.__setattr__(self, "generation", generation)
         object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "group_state", group_state)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -588,6 +591,33 @@ def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> 
     return next(iter(seen))
 
 
+REBALANCING_STATES: Final = frozenset(
+    {"preparingrebalance", "completingrebalance", "assigning", "reconciling"}
+)
+"""`subscriptions.group_state` values (lower case) of a group caught in a rebalance: classic
+(`PreparingRebalance`, `CompletingRebalance`) and KIP-848 (`Assigning`, `Reconciling`)."""
+
+
+def _check_group_state(group_id: str, rows: Sequence[MemberRow], found: _Found) -> None:
+    """One GROUP_REBALANCING warning when the snapshot caught the group in a rebalance: what
+    its members report owning is then not an assignment any rebalance settled on."""
+    state = next(
+        (s for r in rows if (s := r.group_state) and s.strip().lower() in REBALANCING_STATES),
+        None,
+    )
+    if state is not None:
+        found.add(
+            WARNING,
+            Reason.GROUP_REBALANCING,
+            f"group {group_id!r} was {state.strip()[:40]} when the snapshot was taken: its"
+            " current_assignment is mid-rebalance (members may own nothing yet), so every"
+            " figure measured against it (moved_partition_count, revoked_partition_count,"
+            " rebalance_rounds, lag_moved, and the sticky assignors' plans, which start from"
+            " it) describes an unsettled group; plan it again from a snapshot of the stable"
+            " group",
+        )
+
+
 def _owned_partitions(
     owned: Iterable[OwnedRow], catalog: Mapping[str, TopicStatus], found: _Found
 ) -> tuple[dict[str, list[TopicPartition]], set[str]]:
@@ -694,6 +724,7 @@ def build_group(
         return None, found.items
     rows = _drop_exact_duplicates(_sorted_rows(members), found)
     protocol = _group_protocol(group_id, rows, found) or CLASSIC
+    _check_group_state(group_id, rows, found)
     _check_identities(rows, found)
     subscriptions = _Subscriptions(catalog, resolve_pattern, found)
     # A KIP-848 group's names are the broker's to check (the election does).
