@@ -513,6 +513,7 @@ def _draft(
     known_strategy: Callable[[str], bool] | None,
     subscriptions: _Subscriptions,
     found: _Found,
+    protocol: str = CLASSIC,
 ) -> _Draft | None:
     """One member's checks; None when the row cannot be a member (an error was recorded)."""
     mid = row.member_id
@@ -526,6 +527,20 @@ def _draft(
             WARNING,
             Reason.INVALID_GENERATION,
             f"generation {generation} is outside Kafka's int32 range; treated as absent",
+            mid,
+        )
+        generation = None
+    if generation is not None and generation < 0 and protocol == CONSUMER:
+        # `generation` is the member epoch here. The coordinator never holds a member at a
+        # negative epoch: -1 and -2 are what a member sends to leave (-2: a static member,
+        # for now), any other is refused. The broker's assignors never read epochs, so the
+        # plan does not depend on it: a warning, as for INVALID_GENERATION.
+        found.add(
+            WARNING,
+            Reason.NEGATIVE_MEMBER_EPOCH,
+            f"member epoch {generation} is negative: a member of a consumer-protocol group"
+            " has an epoch of 0 or more (-1 and -2 are what a leaving member sends); planned"
+            " as a member, epoch treated as absent",
             mid,
         )
         generation = None
@@ -719,7 +734,7 @@ def build_group(
     subscriptions = _Subscriptions(catalog, resolve_pattern, found, protocol)
     # A KIP-848 group's names are the broker's to check (the election does).
     known = known_strategy if protocol == CLASSIC else None
-    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found))]
+    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found, protocol))]
     subscriptions.report()
     if found.has_error:
         return None, found.items
