@@ -44,6 +44,7 @@ class Reason(StrEnum):
     DUPLICATE_GROUP_INSTANCE_ID = "DUPLICATE_GROUP_INSTANCE_ID"
     TOPICS_AND_PATTERN = "TOPICS_AND_PATTERN"
     INVALID_PATTERN = "INVALID_PATTERN"
+    PATTERN_NOT_RE2J = "PATTERN_NOT_RE2J"
     UNKNOWN_GROUP_PROTOCOL = "UNKNOWN_GROUP_PROTOCOL"
     MIXED_GROUP_PROTOCOL = "MIXED_GROUP_PROTOCOL"
     # topic-level errors: every group subscribed to the topic is not planned
@@ -68,6 +69,7 @@ class Reason(StrEnum):
     INVALID_GENERATION = "INVALID_GENERATION"
     # the snapshot caught the group in a rebalance: figures against its ownership are unsettled
     GROUP_REBALANCING = "GROUP_REBALANCING"
+    NEGATIVE_MEMBER_EPOCH = "NEGATIVE_MEMBER_EPOCH"
     # the classic election found no strategy to plan as `elected` (warnings)
     INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"
     UNKNOWN_COMMON_STRATEGY = "UNKNOWN_COMMON_STRATEGY"

@@ -19,7 +19,11 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Final
 
-from assignors.inputs.patterns.resolver import MAX_GROUP_BACKTRACKING_STEPS, PatternResolver
+from assignors.inputs.patterns.resolver import (
+    MAX_GROUP_BACKTRACKING_STEPS,
+    PatternResolver,
+    re2j_refusal,
+)
 from assignors.model import (
     CLASSIC,
     CONSUMER,
@@ -351,17 +355,21 @@ def _check_identities(rows: Sequence[MemberRow], found: _Found) -> None:
 
 class _Subscriptions:
     """Resolves each member's subscription against the catalog, remembering unknown and
-    broken topics, and holds the group's patterns to one backtracking budget."""
+    broken topics, and holds the group's patterns to one backtracking budget. In a
+    consumer-protocol group, the broker resolves patterns with RE2/J: a pattern it would not
+    resolve as Java does is refused (`re2j_refusal`)."""
 
     def __init__(
         self,
         catalog: Mapping[str, TopicStatus],
         resolve_pattern: Callable[[str], list[str]] | None,
         found: _Found,
+        protocol: str = CLASSIC,
     ) -> None:
         self.catalog = catalog
         self.resolve = resolve_pattern
         self.found = found
+        self.protocol = protocol
         self.unknown: dict[str, set[str]] = {}  # member -> unknown topics
         self.broken: set[str] = set()
         self.patterns: set[str] = set()
@@ -447,6 +455,19 @@ class _Subscriptions:
         return topics
 
     def _pattern(self, pattern: str, mid: str) -> set[str] | None:
+        if self.protocol == CONSUMER:
+            try:
+                refusal = re2j_refusal(pattern)
+            except ValueError:  # not Java either: INVALID_PATTERN, below
+                refusal = None
+            if refusal is not None:
+                self.found.add(
+                    ERROR,
+                    Reason.PATTERN_NOT_RE2J,
+                    f"topic pattern {pattern[:300]!r}: {refusal}",
+                    mid,
+                )
+                return None
         if self.resolve is None:
             self.resolve = PatternResolver(sorted(self.catalog))
         if pattern not in self.patterns and isinstance(self.resolve, PatternResolver):
@@ -495,6 +516,7 @@ def _draft(
     known_strategy: Callable[[str], bool] | None,
     subscriptions: _Subscriptions,
     found: _Found,
+    protocol: str = CLASSIC,
 ) -> _Draft | None:
     """One member's checks; None when the row cannot be a member (an error was recorded)."""
     mid = row.member_id
@@ -508,6 +530,20 @@ def _draft(
             WARNING,
             Reason.INVALID_GENERATION,
             f"generation {generation} is outside Kafka's int32 range; treated as absent",
+            mid,
+        )
+        generation = None
+    if generation is not None and generation < 0 and protocol == CONSUMER:
+        # `generation` is the member epoch here. The coordinator never holds a member at a
+        # negative epoch: -1 and -2 are what a member sends to leave (-2: a static member,
+        # for now), any other is refused. The broker's assignors never read epochs, so the
+        # plan does not depend on it: a warning, as for INVALID_GENERATION.
+        found.add(
+            WARNING,
+            Reason.NEGATIVE_MEMBER_EPOCH,
+            f"member epoch {generation} is negative: a member of a consumer-protocol group"
+            " has an epoch of 0 or more (-1 and -2 are what a leaving member sends); planned"
+            " as a member, epoch treated as absent",
             mid,
         )
         generation = None
@@ -726,10 +762,10 @@ def build_group(
     protocol = _group_protocol(group_id, rows, found) or CLASSIC
     _check_group_state(group_id, rows, found)
     _check_identities(rows, found)
-    subscriptions = _Subscriptions(catalog, resolve_pattern, found)
+    subscriptions = _Subscriptions(catalog, resolve_pattern, found, protocol)
     # A KIP-848 group's names are the broker's to check (the election does).
     known = known_strategy if protocol == CLASSIC else None
-    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found))]
+    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found, protocol))]
     subscriptions.report()
     if found.has_error:
         return None, found.items

@@ -541,3 +541,131 @@ def test_long_group_ids_are_shortened_with_a_tooltip(spark: Any, tmp_path: Path)
         assert html.unescape(shown).endswith(full[-5:]), "the distinct tail stays visible"
     assert not re.search(r"<td[^>]*>[^<]{200,}</td>", page), "no table cell holds a long id"
     assert "payments-" * 20 not in re.sub(r'title="[^"]*"', "", page), "only tooltips hold it"
+
+
+# ---- the layout at 1280 px, in a real browser --------------------------------------------
+
+# Measures the page as laid out, into a <pre> that `--dump-dom` prints. For every card
+# (section): its box against the page, and whether its content overflows it; for every table:
+# whether its last column ends past its card, and whether it scrolls there instead.
+LAYOUT_PROBE = """<script>
+(() => {
+  const page = document.documentElement.clientWidth;
+  const out = {page: page, pageScroll: document.documentElement.scrollWidth, cards: [], tables: []};
+  for (const s of document.querySelectorAll("section")) {
+    const r = s.getBoundingClientRect();
+    out.cards.push({id: s.id, left: r.left, right: r.right,
+                    scrollWidth: s.scrollWidth, clientWidth: s.clientWidth});
+  }
+  for (const t of document.querySelectorAll("section table")) {
+    const card = t.closest("section");
+    const style = getComputedStyle(card);
+    const inner = card.getBoundingClientRect().right - parseFloat(style.borderRightWidth)
+      - parseFloat(style.paddingRight);
+    const last = t.rows[t.rows.length - 1];
+    const lastRight = last.cells[last.cells.length - 1].getBoundingClientRect().right;
+    let box = t.parentElement, scrolls = false;
+    while (box !== card) {
+      const o = getComputedStyle(box).overflowX;
+      if ((o === "auto" || o === "scroll") && box.getBoundingClientRect().right <= inner + 0.5) {
+        scrolls = true;
+      }
+      box = box.parentElement;
+    }
+    out.tables.push({card: card.id, width: t.getBoundingClientRect().width,
+                     cardInner: inner - card.getBoundingClientRect().left
+                       - parseFloat(style.borderLeftWidth) - parseFloat(style.paddingLeft),
+                     lastRight: lastRight, inner: inner, scrolls: scrolls});
+  }
+  const pre = document.createElement("pre");
+  pre.id = "layout-probe";
+  pre.textContent = JSON.stringify(out);
+  document.body.appendChild(pre);
+})();
+</script>"""
+
+
+def _wide_id(group_id: Any) -> Any:
+    """A long group id with no line-break opportunity (underscores, no hyphen or space)."""
+    return None if group_id is None else f"{'payments_eu_west_1_orders_' * 12}{group_id}"
+
+
+def _wide_output(spark: Any, out: Path) -> Path:
+    """The full contract with wide content: long unbreakable group ids (the worst groups'
+    id and terminal-command columns), rebalance costs of a large estate (15 columns of
+    ten-digit figures, which never wrap)."""
+    big = {"paused_partition_count", "moved_partition_count", "lag_moved"}
+    for name, (cols, rows) in _tables(True).items():
+        records = [
+            tuple(
+                _wide_id(r.get(c))
+                if c == "group_id"
+                else r.get(c) * 10_000_000
+                if name == "rebalance_costs" and c in big
+                else r.get(c)
+                for c, _ in cols
+            )
+            for r in rows
+        ]
+        spark.createDataFrame(records, _schema(cols)).write.parquet(str(out / name))
+    (out / "_manifest.json").write_text(json.dumps(_manifest(out, True)))
+    return out
+
+
+def _dump_dom(page: Path, width: int, tmp: str) -> str:
+    done = subprocess.run(
+        [
+            str(_chromium()),
+            "--headless",
+            "--no-sandbox",
+            "--disable-gpu",
+            "--disable-background-networking",
+            "--disable-component-update",
+            "--disable-sync",
+            "--no-first-run",
+            "--hide-scrollbars",
+            f"--user-data-dir={tmp}/profile",
+            f"--window-size={width},900",
+            "--dump-dom",
+            page.resolve().as_uri(),
+        ],
+        check=True,
+        capture_output=True,
+        timeout=120,
+        env={**os.environ, "HOME": tmp},
+        text=True,
+    )
+    return done.stdout
+
+
+@pytest.mark.skipif(
+    _chromium() is None,
+    reason="chromium is not installed: `make chromium` installs it (needs root with apt)",
+)
+def test_wide_tables_scroll_inside_their_cards_at_1280_px(spark: Any, tmp_path: Path) -> None:
+    out = _wide_output(spark, tmp_path / "wide")
+    page = Path(write_report(spark, str(out)))
+    probed = tmp_path / "probed.html"  # a copy: the report itself has no script
+    html_text = page.read_text(encoding="utf-8")
+    assert html_text.count("</body>") == 1
+    probed.write_text(html_text.replace("</body>", LAYOUT_PROBE + "</body>"), encoding="utf-8")
+    with tempfile.TemporaryDirectory() as tmp:
+        dom = _dump_dom(probed, 1280, tmp)
+    m = re.search(r'<pre id="layout-probe">(.*?)</pre>', dom, re.S)
+    assert m, "the probe did not run"
+    layout = json.loads(html.unescape(m.group(1)))
+    assert layout["page"] == 1280
+    cards = {c["id"]: c for c in layout["cards"]}
+    assert set(cards) == set(SECTIONS)
+    tables = {t["card"]: t for t in layout["tables"]}
+    # the premise: these two tables are wider than their card at 1280 px
+    for name in ("costs", "worst"):
+        assert tables[name]["width"] > tables[name]["cardInner"] + 1, name
+    for card in layout["cards"]:
+        assert card["left"] >= 0, card
+        assert card["right"] <= layout["page"], card
+        assert card["scrollWidth"] <= card["clientWidth"], f"content overflows card {card}"
+    for t in layout["tables"]:
+        # every table fits in its card, or scrolls inside it: no column is cut off
+        assert t["lastRight"] <= t["inner"] + 0.5 or t["scrolls"], t
+    assert layout["pageScroll"] <= layout["page"], "the page scrolls sideways"

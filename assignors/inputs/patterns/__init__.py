@@ -27,6 +27,12 @@ translates it to Python's `re`, or raises `InvalidPatternError` (reason `INVALID
   scripts/blocks/binary properties (`\\p{IsLatin}`, `\\p{InGreek}`, `\\p{javaLowerCase}`),
   negated classes that nest classes or use `&&`, and variable-length look-behind.
 
+Consumer-protocol (KIP-848) groups. The broker, not the consumer, resolves their patterns,
+with RE2/J: `re2j_refusal` says where a pattern leaves what RE2/J reads as Java does
+(look-around, back-references, possessive quantifiers, atomic groups, nested classes, ...:
+module `re2j`), and validation refuses such a member (`PATTERN_NOT_RE2J`). Classic groups
+keep Java's semantics.
+
 Backtracking guard. Java and Python both match by backtracking, so `(a+)+b` against a long
 `aaaa...` takes exponential time, and CPython cannot interrupt a running match (a timeout
 thread does not help; a subprocess per match is far too slow for 100k groups). The guard is
@@ -112,6 +118,7 @@ from assignors.inputs.patterns.resolver import (
     analyse_java_pattern,
     compile_java_pattern,
     match_topics,
+    re2j_refusal,
 )
 from assignors.inputs.patterns.translator import (
     INVALID_PATTERN,
@@ -129,4 +136,5 @@ __all__ = [
     "analyse_java_pattern",
     "compile_java_pattern",
     "match_topics",
+    "re2j_refusal",
 ]

@@ -63,6 +63,59 @@ def analyse_java_pattern(pattern: str) -> CompiledPattern:
         raise InvalidPatternError(pattern, f"not usable in Python: {exc}") from None
 
 
+@lru_cache(maxsize=4096)
+def re2j_refusal(pattern: str) -> str | None:
+    """Why the broker would not resolve this Java pattern as Java does, or None (module
+    `re2j`): a consumer-protocol member's pattern is compiled with RE2/J. Raises
+    InvalidPatternError when the pattern is not Java either (the guard is not consulted: a
+    pattern RE2/J refuses is never matched).
+
+    >>> print(re2j_refusal(r"orders\\.(?!test).*"))
+    the broker compiles consumer-protocol patterns with RE2/J, which refuses the negative \
+look-ahead '(?!test)': the member's heartbeat fails with INVALID_REGULAR_EXPRESSION and it \
+gets no assignment
+    >>> print(re2j_refusal("[a-z&&[^x]]+"))
+    the broker compiles consumer-protocol patterns with RE2/J, which reads the class \
+intersection '&&' and the nested character class '[^x]' differently from Java: the broker \
+would match other topics than the planner
+    >>> re2j_refusal(r"(?<env>prod|test)\\.orders-[a-z]+?") is None
+    True
+    """
+    if len(pattern) > MAX_PATTERN_LENGTH:
+        analyse_java_pattern(pattern)  # raises the same INVALID_PATTERN error
+    t = Translator(pattern)
+    try:
+        t.parse()
+    except RecursionError:
+        raise InvalidPatternError(pattern, "too deeply nested") from None
+    refused: list[str] = []
+    differs: list[str] = []
+    for _, what, refuses in sorted(t.re2j):
+        seen = refused if refuses else differs
+        if what not in seen:
+            seen.append(what)
+    if not refused and not differs:
+        return None
+    parts = []
+    if refused:
+        parts.append(
+            f"refuses {_and(refused)}: the member's heartbeat fails with"
+            " INVALID_REGULAR_EXPRESSION and it gets no assignment"
+        )
+    if differs:
+        parts.append(
+            f"reads {_and(differs)} differently from Java: the broker would match other"
+            " topics than the planner"
+        )
+    return "the broker compiles consumer-protocol patterns with RE2/J, which " + "; and ".join(
+        parts
+    )
+
+
+def _and(items: list[str]) -> str:
+    return items[0] if len(items) == 1 else ", ".join(items[:-1]) + " and " + items[-1]
+
+
 def compile_java_pattern(pattern: str) -> re.Pattern[str]:
     """Translate a Java regex into a compiled Python one, or raise InvalidPatternError.
 

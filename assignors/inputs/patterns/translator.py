@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from functools import lru_cache
 from typing import ClassVar
 
+from assignors.inputs.patterns.re2j import CATEGORIES, ESCAPES, FLAGS, MAX_REPEAT
 from assignors.problems import Reason
 
 INVALID_PATTERN = Reason.INVALID_PATTERN.value
@@ -201,9 +202,19 @@ class Translator:
         # Every flag turned on anywhere: the guard assumes it everywhere (which only makes it
         # decide "these characters may overlap" more often).
         self.flags_seen = re.ASCII
+        # Where RE2/J parts from Java (module `re2j`): (index, what, whether RE2/J refuses it
+        # rather than reading it differently). Recorded for every pattern, used for
+        # consumer-protocol groups only.
+        self.re2j: list[tuple[int, str, bool]] = []
 
     def fail(self, detail: str) -> InvalidPatternError:
         return InvalidPatternError(self.s, detail)
+
+    def not_re2j(self, start: int, what: str, refused: bool = True, note: str = "") -> None:
+        """Record that the source from `start` to here is `what` RE2/J does not read as Java."""
+        src = self.s[start : self.i]
+        shown = src if len(src) <= 40 else src[:37] + "..."
+        self.re2j.append((start, f"{what} {shown!r}" + (f" ({note})" if note else ""), refused))
 
     def peek(self, k: int = 0) -> str:
         j = self.i + k
@@ -267,6 +278,10 @@ class Translator:
         if self.peek() in ("?", "+"):
             mode = self.peek()
             self.i += 1
+        if mode == "+":
+            self.not_re2j(q_start, "the possessive quantifier")
+        if lo > MAX_REPEAT or (hi is not None and hi > MAX_REPEAT):
+            self.not_re2j(q_start, f"a repeat count above {MAX_REPEAT}")
         return Quant(atom, lo, hi, mode, self.s[q_start : self.i], self.s[start : self.i])
 
     def parse_atom(self, items: list[Node]) -> Node | None:
@@ -276,7 +291,11 @@ class Translator:
         if ch == "{":
             raise self.fail(f"illegal repetition at index {self.i}")
         if ch == "(":
-            return self.parse_group()
+            start = self.i
+            group = self.parse_group()
+            if isinstance(group, Group) and group.prefix in _NOT_RE2J_GROUPS:
+                self.not_re2j(start, _NOT_RE2J_GROUPS[group.prefix])
+            return group
         if ch == "[":
             return self.parse_class()
         if ch == "\\":
@@ -293,6 +312,7 @@ class Translator:
         return m is not None and m.group(0).endswith(")")
 
     def _parse_flags(self, end: str) -> dict[str, bool]:
+        start = self.i
         self.i += 2  # "(?"
         flags: dict[str, bool] = {}
         on = True
@@ -319,7 +339,19 @@ class Translator:
             else:
                 raise self.fail(f"unknown inline modifier {ch!r}")
         self.i += 1
+        self._re2j_flags(start)
         return flags
+
+    def _re2j_flags(self, start: int) -> None:
+        """RE2/J knows fewer flags, and wants at most one '-', with a flag after it."""
+        letters = self.s[start + 2 : self.i - 1]
+        for ch in letters:
+            if ch not in FLAGS and ch != "-":
+                self.not_re2j(start, f"the inline flag {ch!r} in")
+        if letters.count("-") > 1:
+            self.not_re2j(start, "two '-' in the inline flags")
+        elif letters.endswith("-"):
+            self.not_re2j(start, "a '-' with no flag after it in the inline flags")
 
     def parse_group(self) -> Node:
         s, i = self.s, self.i
@@ -366,6 +398,7 @@ class Translator:
     # Escapes.
 
     def parse_escape(self, items: list[Node]) -> Node | None:
+        start = self.i
         self.i += 1
         ch = self.peek()
         if not ch:
@@ -373,16 +406,23 @@ class Translator:
         if ch == "Q":
             return self._quoted(items)
         if ch in "123456789":
-            return self._backref()
+            ref = self._backref()
+            self.not_re2j(start, "the back-reference")
+            return ref
         if ch == "k":
-            return self._named_backref()
+            ref = self._named_backref()
+            self.not_re2j(start, "the back-reference")
+            return ref
         if ch in _ZERO_WIDTH:
             if ch == "b" and self.peek(1) == "{":
                 raise self.fail("\\b{g} (grapheme boundary) is not supported")
             self.i += 1
+            if ch in ESCAPES:
+                self.not_re2j(start, "the escape")
             return Raw(_ZERO_WIDTH[ch], end=ch in "zZ")
         if ch == "R":
             self.i += 1
+            self.not_re2j(start, "the escape")
             return Raw(f"(?>\\r\\n|[{_VSPACE}])")
         if ch in ("G", "X"):
             raise self.fail(f"\\{ch} is not supported")
@@ -433,6 +473,22 @@ class Translator:
 
     def _class_escape(self) -> tuple[str, str]:
         """After a backslash: ("char", c) | ("set", class contents) | ("neg", one-char regex)."""
+        start = self.i - 1
+        ch = self.peek()
+        out = self._java_class_escape()
+        if ch in ESCAPES:
+            self.not_re2j(start, "the escape")
+        elif ch == "0" and self.i - start == 5:
+            self.not_re2j(start, "the octal escape", False, "RE2/J reads two digits after \\0")
+        elif ch in "pP":
+            name = self.s[start + 2 : self.i]
+            if name.startswith("{"):
+                name = name[1:-1]
+            if name not in CATEGORIES:
+                self.not_re2j(start, "the character property", note="not a general category")
+        return out
+
+    def _java_class_escape(self) -> tuple[str, str]:
         ch = self.peek()
         self.i += 1
         if ch in _SIMPLE_ESCAPES:
@@ -531,16 +587,21 @@ class Translator:
                 break
             first = False
             if ch == "[":
+                nested = self.i
                 operand.unions.append(self._class_expr())
+                self.not_re2j(nested, "the nested character class", False)
             elif self.s.startswith("&&", self.i):
                 self.i += 2
+                self.not_re2j(self.i - 2, "the class intersection", False)
                 operands.append(self._close_operand(operand))
                 operand = _Operand()
                 first = self.peek() != "]"  # "[a&&]" is "[a]" in Java
             elif ch == "\\" and self.peek(1) == "Q":
+                quote = self.i
                 end = self.s.find("\\E", self.i + 2)
                 quoted = self.s[self.i + 2 :] if end < 0 else self.s[self.i + 2 : end]
                 self.i = len(self.s) if end < 0 else end + 2
+                self.not_re2j(quote, "the quotation", note="inside a character class")
                 operand.contents += "".join(_class_char(c) for c in quoted)
             else:
                 self._class_item(operand)
@@ -595,6 +656,14 @@ class Translator:
         return self._class_escape()
 
 
+# Groups RE2/J cannot compile: it never looks around or gives up backtracking points.
+_NOT_RE2J_GROUPS = {
+    "(?=": "the look-ahead",
+    "(?!": "the negative look-ahead",
+    "(?<=": "the look-behind",
+    "(?<!": "the negative look-behind",
+    "(?>": "the atomic group",
+}
 _ZERO_WIDTH = {"b": "\\b", "B": "\\B", "A": "\\A", "z": "\\Z", "Z": f"(?={_LINE_END}?\\Z)"}
 _CHAR_READERS: dict[str, Callable[[Translator], str]] = {
     "c": Translator._control_char,
