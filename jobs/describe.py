@@ -44,7 +44,7 @@ def main(argv: list[str] | None = None) -> int:
         return EXIT_BAD_INPUT
     if args.strategy is not None:
         known = _strategies(args.output, found.manifest)
-        if args.strategy not in known:
+        if known and args.strategy not in known:  # none known: an output too old to tell
             print(f"describe: {_no_strategy(args.strategy, args.output, known)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     planned_from = found.manifest.get("input")
