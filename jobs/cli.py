@@ -19,9 +19,11 @@ import sys
 
 from pyspark.sql import SparkSession
 
+from jobs import output, preflight
 from jobs.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
+from jobs.output.lock import check_free
 from jobs.pipeline import check_strategies, run
 from jobs.schemas import SchemaError
 from jobs.session import build_session
@@ -154,6 +156,15 @@ def _quiet_jvm(spark: SparkSession, config: PlannerConfig) -> None:
         log.debug("cannot set Spark's log level", exc_info=True)
 
 
+def _check_before_spark(output_dir: str, config: PlannerConfig) -> None:
+    """OutputLocked when a live run holds a local output's lock: found in a second, where the
+    claim finds it only once the session has started (and checks again, under the lock)."""
+    target = output.normalize(output_dir)
+    local = preflight.local_path(target, config.spark)
+    if local is not None:
+        check_free(target, local)
+
+
 def _plan(args: argparse.Namespace) -> int:
     try:
         config = load_config(args.config, args.strategies)
@@ -161,6 +172,11 @@ def _plan(args: argparse.Namespace) -> int:
     except ConfigError as exc:
         log.error("configuration error: %s", exc)
         return EXIT_BAD_INPUT
+    try:
+        _check_before_spark(args.output, config)
+    except OutputLocked as exc:
+        log.error("output locked, nothing written (exit 4, retry later): %s", exc)
+        return EXIT_LOCKED
     try:
         spark = build_session(config)
     except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property

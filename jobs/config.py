@@ -1,10 +1,13 @@
 """Planner configuration: conf/planner.toml, overridden by CLI flags.
 
 A typo never passes silently: an unknown section or key is a ConfigError naming it and the
-known ones. A custom config's `[spark]` table is merged over the shipped defaults; nested
-tables (`[spark.sql]`) are flattened to dotted property names; the common typed Spark
-properties (memory sizes, counts, booleans) are checked here, before a JVM is started with a
-value it would refuse.
+known ones. Every problem of a config is found in one reading, and one ConfigError names them
+all (unknown keys, wrong types, values out of range), so a config is fixed in one round.
+
+A custom config's `[spark]` table is merged over the shipped defaults; nested tables
+(`[spark.sql]`) are flattened to dotted property names; the common typed Spark properties
+(memory sizes, counts, booleans) are checked here, before a JVM is started with a value it
+would refuse.
 """
 
 from __future__ import annotations
@@ -13,9 +16,10 @@ import datetime as dt
 import difflib
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
 from assignors.planner import BALANCE_BY
@@ -49,6 +53,39 @@ KNOWN_KEYS: dict[str, tuple[str, ...]] = {
 
 class ConfigError(ValueError):
     """An unreadable or invalid configuration; the job stops before planning."""
+
+
+T = TypeVar("T")
+
+
+class _Problems:
+    """The problems of one config, gathered as it is read: each failed check records its
+    message and reading goes on with the setting's default."""
+
+    def __init__(self, src: str) -> None:
+        self.src = src
+        self.found: list[str] = []
+
+    def add(self, message: str) -> None:
+        self.found.append(message)
+
+    def check(self, read: Callable[[], T], fallback: T) -> T:
+        try:
+            return read()
+        except ConfigError as exc:
+            self.add(str(exc))
+            return fallback
+
+    def raise_any(self) -> None:
+        """One ConfigError naming every problem (a single one keeps its own message)."""
+        if len(self.found) == 1:
+            raise ConfigError(self.found[0])
+        if self.found:
+            prefix = f"{self.src}: "
+            listed = "; ".join(
+                f"({i}) {m.removeprefix(prefix)}" for i, m in enumerate(self.found, 1)
+            )
+            raise ConfigError(f"{self.src}: {len(self.found)} problems: {listed}")
 
 
 @dataclass(frozen=True)
@@ -147,35 +184,50 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 def check_keys(data: dict[str, Any], src: str) -> None:
     """Refuse unknown sections and keys: a misspelt setting would otherwise be ignored."""
-    sections = list(KNOWN_KEYS)
+    problems = _Problems(src)
+    _check_keys(data, problems)
+    problems.raise_any()
+
+
+def _check_keys(data: dict[str, Any], problems: _Problems) -> dict[str, dict[str, Any]]:
+    """Record every unknown section and key; the known sections that are tables."""
+    src, sections = problems.src, list(KNOWN_KEYS)
+    tables: dict[str, dict[str, Any]] = {}
     for name, value in data.items():
         if name not in KNOWN_KEYS:
             kind = "section" if isinstance(value, dict) else "top-level key"
-            raise ConfigError(
+            problems.add(
                 f"{src}: unknown {kind} {name!r}{_did_you_mean(name, sections)}; known sections:"
                 f" {', '.join(f'[{s}]' for s in sections)}"
             )
+            continue
         if not isinstance(value, dict):
-            raise ConfigError(f"{src}: [{name}] must be a table, got {value!r}")
+            problems.add(f"{src}: [{name}] must be a table, got {value!r}")
+            continue
+        tables[name] = value
         known = list(KNOWN_KEYS[name])
         if name == "spark":
             continue
         for key in value:
             if key not in known:
-                raise ConfigError(
+                problems.add(
                     f"{src}: unknown key {key!r} in [{name}]{_did_you_mean(key, known)};"
                     f" known keys: {', '.join(known)}"
                 )
+    return tables
 
 
-def flatten_spark(table: dict[str, Any], src: str, prefix: str = "") -> dict[str, str]:
+def flatten_spark(
+    table: dict[str, Any], src: str, prefix: str = "", problems: _Problems | None = None
+) -> dict[str, str]:
     """`[spark]` as Spark property names and string values: nested tables (`[spark.sql]`, or
-    dotted keys) become dotted names, and every name starts with `spark.`."""
+    dotted keys) become dotted names, and every name starts with `spark.`. With `problems`,
+    a value of the wrong type is recorded there and left out, not raised."""
     out: dict[str, str] = {}
     for key, value in table.items():
         name = f"{prefix}{key}"
         if isinstance(value, dict):
-            out.update(flatten_spark(value, src, f"{name}."))
+            out.update(flatten_spark(value, src, f"{name}.", problems))
             continue
         if not name.startswith("spark."):
             name = f"spark.{name}"
@@ -184,9 +236,12 @@ def flatten_spark(table: dict[str, Any], src: str, prefix: str = "") -> dict[str
         elif isinstance(value, int | float | str):
             out[name] = str(value)
         else:
-            raise ConfigError(
+            message = (
                 f"{src}: Spark property {name} must be a string, number or boolean, got {value!r}"
             )
+            if problems is None:
+                raise ConfigError(message)
+            problems.add(message)
     return out
 
 
@@ -223,8 +278,9 @@ def spark_property_problem(name: str, value: str) -> str | None:
     return None
 
 
-def _spark_properties(spark: dict[str, Any], src: str, path: Path) -> dict[str, str]:
+def _spark_properties(spark: dict[str, Any], problems: _Problems, path: Path) -> dict[str, str]:
     """The shipped defaults' [spark] with this config's over them, each value checked."""
+    src = problems.src
     merged: dict[str, str] = {}
     if path.resolve() != DEFAULT_CONFIG.resolve() and DEFAULT_CONFIG.is_file():
         try:
@@ -232,11 +288,11 @@ def _spark_properties(spark: dict[str, Any], src: str, path: Path) -> dict[str, 
         except (OSError, tomllib.TOMLDecodeError):
             defaults = {}  # only a broken installation: the custom config still applies
         merged.update(flatten_spark(defaults.get("spark", {}), str(DEFAULT_CONFIG)))
-    merged.update(flatten_spark(spark, src))
+    merged.update(flatten_spark(spark, src, problems=problems))
     for name, value in merged.items():
         wanted = spark_property_problem(name, value)
         if wanted is not None:
-            raise ConfigError(f"{src}: [spark] {name} = {value!r} is invalid: expected {wanted}")
+            problems.add(f"{src}: [spark] {name} = {value!r} is invalid: expected {wanted}")
     return merged
 
 
@@ -250,74 +306,114 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         raise ConfigError(f"cannot read config {src}: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {src} is not valid TOML: {exc}") from exc
-    check_keys(data, src)
+    problems = _Problems(src)
+    tables = _check_keys(data, problems)
     shipped = _shipped_tables(cfg_path)
-    planner = {**shipped.get("planner", {}), **data.get("planner", {})}
-    execution = {**shipped.get("execution", {}), **data.get("execution", {})}
-    output = {**shipped.get("output", {}), **data.get("output", {})}
-    chosen = _str_list(planner, "strategies", PlannerConfig.strategies, src)
-    if not chosen and strategies is None:
-        raise ConfigError(f"{src}: planner.strategies is empty: name at least one strategy")
-    if strategies is not None:
-        chosen = tuple(s.strip() for s in strategies.split(",") if s.strip())
-        if not chosen:
-            raise ConfigError("--strategies names no strategy")
-    if len(set(chosen)) != len(chosen):
-        raise ConfigError(f"strategies are listed twice: {', '.join(chosen)}")
-    return PlannerConfig(
+    planner = {**shipped.get("planner", {}), **tables.get("planner", {})}
+    execution = {**shipped.get("execution", {}), **tables.get("execution", {})}
+    output = {**shipped.get("output", {}), **tables.get("output", {})}
+    chosen = _strategies(planner, strategies, problems)
+    ranged = _ranges(problems, execution=execution, output=output, planner=planner)
+    config = PlannerConfig(
         strategies=chosen,
-        default_assignment_strategies=_str_list(
-            planner,
-            "default_assignment_strategies",
+        default_assignment_strategies=problems.check(
+            lambda: _str_list(
+                planner,
+                "default_assignment_strategies",
+                PlannerConfig.default_assignment_strategies,
+                src,
+            ),
             PlannerConfig.default_assignment_strategies,
-            src,
         ),
-        buckets=_ranged(execution, "execution", "buckets", PlannerConfig.buckets, src),
-        output_files=_ranged(
-            execution, "execution", "output_files", PlannerConfig.output_files, src
-        ),
-        spark=_spark_properties(data.get("spark", {}), src, cfg_path),
+        buckets=ranged("execution", "buckets", PlannerConfig.buckets),
+        output_files=ranged("execution", "output_files", PlannerConfig.output_files),
+        spark=_spark_properties(tables.get("spark", {}), problems, cfg_path),
         source=src,
-        balance_by=_balance_by(planner, src),
-        group_consumer_assignors=_str_list(
-            planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
+        balance_by=problems.check(lambda: _balance_by(planner, src), PlannerConfig.balance_by),
+        group_consumer_assignors=problems.check(
+            lambda: _str_list(
+                planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
+            ),
+            KAFKA_DEFAULT_SERVER_ASSIGNORS,
         ),
-        lock_lease_s=_ranged(output, "output", "lock_lease_s", PlannerConfig.lock_lease_s, src),
-        **_whatif_settings(planner, src),
-        **_guard_settings(execution, src),
+        lock_lease_s=ranged("output", "lock_lease_s", PlannerConfig.lock_lease_s),
+        **_whatif_settings(planner, problems, ranged),
+        **_guard_settings(ranged),
     )
+    problems.raise_any()
+    return config
 
 
-def _guard_settings(execution: dict[str, Any], src: str) -> dict[str, Any]:
+def _strategies(
+    planner: dict[str, Any], override: str | None, problems: _Problems
+) -> tuple[str, ...]:
+    """`planner.strategies`, or `--strategies` when given."""
+    src = problems.src
+    chosen = problems.check(
+        lambda: _str_list(planner, "strategies", PlannerConfig.strategies, src),
+        PlannerConfig.strategies,
+    )
+    if not chosen and override is None:
+        problems.add(f"{src}: planner.strategies is empty: name at least one strategy")
+        return PlannerConfig.strategies
+    if override is not None:
+        chosen = tuple(s.strip() for s in override.split(",") if s.strip())
+        if not chosen:
+            problems.add("--strategies names no strategy")
+            return PlannerConfig.strategies
+    if len(set(chosen)) != len(chosen):
+        problems.add(f"strategies are listed twice: {', '.join(chosen)}")
+    return chosen
+
+
+def _ranges(problems: _Problems, **sections: dict[str, Any]) -> Callable[[str, str, int], int]:
+    """Reads a numeric setting of one of `sections`, recording a value out of its range."""
+
+    def ranged(section: str, key: str, default: int) -> int:
+        return problems.check(
+            lambda: _ranged(sections[section], section, key, default, problems.src), default
+        )
+
+    return ranged
+
+
+def _guard_settings(ranged: Callable[[str, str, int], int]) -> dict[str, Any]:
     """The per-group guard's limits (jobs/guard.py)."""
     return {
-        "group_timeout_s": float(_ranged(execution, "execution", "group_timeout_s", 60, src)),
-        "group_memory_mb": _ranged(execution, "execution", "group_memory_mb", 2048, src),
+        "group_timeout_s": float(ranged("execution", "group_timeout_s", 60)),
+        "group_memory_mb": ranged("execution", "group_memory_mb", 2048),
     }
 
 
-def _whatif_settings(planner: dict[str, Any], src: str) -> dict[str, Any]:
+def _whatif_settings(
+    planner: dict[str, Any], problems: _Problems, ranged: Callable[[str, str, int], int]
+) -> dict[str, Any]:
     """The what-if keys of [planner]: scenario names are checked here, before Spark starts;
     `recommend_from` names are resolved with the strategies (`pipeline.check_whatif`)."""
+    src = problems.src
+    recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
     value = planner.get("scenarios", list(SCENARIOS))
+    scenarios: tuple[str, ...] = PlannerConfig.scenarios
     if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        raise ConfigError(f"{src}: scenarios must be a list of scenario names, got {value!r}")
-    try:
-        scenarios = check_scenarios(v.strip() for v in value)
-    except ValueError as exc:
-        raise ConfigError(f"{src}: scenarios: {exc}") from exc
-    caps = {
-        key: _ranged(planner, "planner", key, default, src)
-        for key, default in (
-            ("scenario_max_members", DEFAULT_MAX_MEMBERS),
-            ("scenario_max_partitions", DEFAULT_MAX_PARTITIONS),
-        )
-    }
+        problems.add(f"{src}: scenarios must be a list of scenario names, got {value!r}")
+    else:
+        try:
+            scenarios = check_scenarios(v.strip() for v in value)
+        except ValueError as exc:
+            problems.add(f"{src}: scenarios: {exc}")
     return {
         "scenarios": scenarios,
-        **caps,
+        "scenario_max_members": ranged("planner", "scenario_max_members", DEFAULT_MAX_MEMBERS),
+        "scenario_max_partitions": ranged(
+            "planner", "scenario_max_partitions", DEFAULT_MAX_PARTITIONS
+        ),
         "recommend_from": tuple(
-            dict.fromkeys(_str_list(planner, "recommend_from", DEFAULT_RECOMMEND_FROM, src))
+            dict.fromkeys(
+                problems.check(
+                    lambda: _str_list(planner, "recommend_from", DEFAULT_RECOMMEND_FROM, src),
+                    recommend_from,
+                )
+            )
         ),
     }
 

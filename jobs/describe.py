@@ -5,15 +5,19 @@
         [--input DIR]
 
 The members (instance id, rack, subscription, generation) come from the input snapshot the
-run read (its path is in `_manifest.json`; `--input` when it moved). Exit codes: 0 shown;
-2 not a planner output, or no such group (the closest group ids are named).
+run read (its path is in `_manifest.json`; `--input` when it moved: a snapshot other than
+the manifest's is shown with a warning naming the manifest's). Exit codes: 0 shown; 2 not a
+planner output, no such group (the closest group ids are named), or a `--strategy` the run
+did not plan (the run's strategies are named).
 """
 
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
 import sys
+from typing import Any
 
 from jobs import group_read
 from jobs.group_view import build_view, render
@@ -38,9 +42,22 @@ def main(argv: list[str] | None = None) -> int:
     except group_read.NotFoundError as exc:
         print(f"describe: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
-    members, topic_rows, input_dir = _input_side(
-        args.input or found.manifest.get("input"), args.group
-    )
+    if args.strategy is not None:
+        known = _strategies(args.output, found.manifest)
+        if known and args.strategy not in known:  # none known: an output too old to tell
+            print(f"describe: {_no_strategy(args.strategy, args.output, known)}", file=sys.stderr)
+            return EXIT_BAD_INPUT
+    planned_from = found.manifest.get("input")
+    if args.input is not None and planned_from and not _same_path(args.input, planned_from):
+        # Still shown (a moved snapshot is the reason --input exists), but the members may
+        # not be the ones the run planned.
+        print(
+            f"describe: warning: --input {args.input} is not the snapshot {args.output} was"
+            f" planned from ({planned_from}, per its {group_read.MANIFEST}); the members"
+            f" shown are {args.input}'s",
+            file=sys.stderr,
+        )
+    members, topic_rows, input_dir = _input_side(args.input or planned_from, args.group)
     source = {
         "output": args.output,
         "input": input_dir,
@@ -51,6 +68,38 @@ def main(argv: list[str] | None = None) -> int:
     view = build_view(args.group, found.tables, members, topic_rows, source, args.strategy, order)
     sys.stdout.write(render(view, args.format))
     return EXIT_OK
+
+
+def _strategies(output_dir: str, manifest: dict[str, Any]) -> list[str]:
+    """The strategies the run planned: the manifest's list, else (an output written before
+    the manifest listed them) the `strategy=` partitions of `assignments/`."""
+    listed = manifest.get("strategies")
+    if listed:
+        return [str(s) for s in listed]
+    path = group_read.locate(output_dir, "assignments")
+    if path is None or not os.path.isdir(path):
+        return []
+    return sorted(n.split("=", 1)[1] for n in os.listdir(path) if n.startswith("strategy="))
+
+
+def _no_strategy(asked: str, output_dir: str, known: list[str]) -> str:
+    near = difflib.get_close_matches(asked, known, n=1)
+    hint = f" (did you mean {near[0]!r}?)" if near else ""
+    return (
+        f"strategy {asked!r} is not in {output_dir}{hint}; its strategies:"
+        f" {', '.join(known) or 'none'}"
+    )
+
+
+def _same_path(a: str, b: str) -> bool:
+    """Whether two paths name one directory (`file:` URIs, trailing slashes and symlinks
+    aside); other URIs are compared as written."""
+
+    def local(p: str) -> str:
+        p = p.removeprefix("file://") if p.startswith("file://") else p.removeprefix("file:")
+        return p if "://" in p else os.path.realpath(p)
+
+    return local(a).rstrip("/") == local(b).rstrip("/")
 
 
 def _input_side(

@@ -4,6 +4,11 @@
 planned on the spot) into one structure, which is also the `--format json` document
 (stable: keys are only ever added). `render_table` prints it in the terminal's width,
 `render_csv` one row per (strategy, member, partition) with the `assignments` columns.
+
+The table is for people: a reason repeated more than `REPEATED_REASON` times in the group's
+`rejected` rows (100,000 owned partitions of a deleted topic are 100,000 warnings) is one
+line, its count and its first `EXAMPLES` details. JSON and CSV are for programs and keep
+every row.
 """
 
 from __future__ import annotations
@@ -52,6 +57,9 @@ SHOWN_METRICS = (
     ("total lag", "total_lag"),
     ("lag imbalance", "lag_imbalance"),
 )
+# A reason with more rejected rows than this is shown as one line of the table.
+REPEATED_REASON = 5
+EXAMPLES = 3
 COST_COLUMNS = (
     ("strategy", "strategy"),
     ("scenario", "scenario"),
@@ -298,20 +306,54 @@ def render_table(view: Row, width: int | None = None) -> str:
         lines += _indent(_table(("FIGURE", "CURRENT", "RECOMMENDED"), figures, width - 2))
     if view["rejected"]:
         lines += ["", "REJECTED"]
-        rows = [
-            (
-                r["severity"],
-                r["reason"],
-                r.get("member_id"),
-                r.get("topic"),
-                r.get("strategy"),
-                r["detail"],
-            )
-            for r in view["rejected"]
-        ]
+        rows, counted = _rejected_rows(view["rejected"])
         heads = ("SEVERITY", "REASON", "MEMBER", "TOPIC", "STRATEGY", "DETAIL")
         lines += _indent(_table(heads, rows, width - 2))
+        if counted:
+            lines.append(
+                f"  (a reason with more than {REPEATED_REASON} rows is counted, with its first"
+                f" {EXAMPLES}: --format json lists every row)"
+            )
     return "\n".join(lines) + "\n"
+
+
+def _rejected_rows(rejected: Sequence[Row]) -> tuple[list[tuple[Any, ...]], bool]:
+    """The REJECTED table's rows, in the rows' order: each row of a reason seen at most
+    `REPEATED_REASON` times, else one row for the reason (where its first row was) with
+    its count and first details. Also whether any reason was counted."""
+    by_reason: dict[tuple[str, str], list[Row]] = {}
+    for r in rejected:
+        by_reason.setdefault((r["severity"], r["reason"]), []).append(r)
+    out: list[tuple[Any, ...]] = []
+    shown: set[tuple[str, str]] = set()
+    for r in rejected:
+        key = (r["severity"], r["reason"])
+        same = by_reason[key]
+        if len(same) <= REPEATED_REASON:
+            out.append(
+                (r["severity"], r["reason"], r.get("member_id"), r.get("topic"), r.get("strategy"),
+                 r["detail"])
+            )  # fmt: skip
+        elif key not in shown:
+            shown.add(key)
+            first = " | ".join(str(x["detail"]) for x in same[:EXAMPLES])
+            out.append(
+                (
+                    r["severity"],
+                    f"{r['reason']} ×{len(same)}",
+                    _common(same, "member_id", "members"),
+                    _common(same, "topic", "topics"),
+                    _common(same, "strategy", "strategies"),
+                    f"(first {EXAMPLES}: {first})",
+                )
+            )
+    return out, bool(shown)
+
+
+def _common(rows: Sequence[Row], key: str, plural: str) -> Any:
+    """The rows' shared value of `key`, else how many distinct values they have."""
+    values = {r.get(key) for r in rows}
+    return next(iter(values)) if len(values) == 1 else f"{len(values)} {plural}"
 
 
 def _indent(lines: list[str]) -> list[str]:

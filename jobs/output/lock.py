@@ -173,14 +173,41 @@ def lock(target: Target, lease_s: float = DEFAULT_LEASE_S) -> None:
                     return
             elif not target.fs.exists(lock):  # not the dead run's lock: put it back
                 target.fs.rename(broken, lock)
+    raise OutputLocked(_locked(target.output, holder, lock))
+
+
+def _locked(output: str, holder: dict[str, Any], lock: str) -> str:
     renewed = f", last renewed {holder['renewed']}" if "renewed" in holder else ""
     lease = holder.get("lease_s")
     expiry = f", expires {lease} s after its last renewal" if "renewed" in holder else ""
-    raise OutputLocked(
-        f"another run holds {target.output}: pid {holder.get('pid', '?')} on host"
+    return (
+        f"another run holds {output}: pid {holder.get('pid', '?')} on host"
         f" {holder.get('host', '?')} since {holder.get('started', '?')}{renewed} (lock file"
         f" {lock}{expiry}; remove it only if that run is gone)"
     )
+
+
+def check_free(output: str, local_dir: str) -> None:
+    """OutputLocked, with `lock`'s message, when a live run holds the lock of `output` (as
+    the claim names it, normalized), a local directory (`local_dir`, an OS path). Asked
+    before the SparkSession is built, so a locked output is refused in a second, not after
+    Spark's start. A stale lock is left to `lock`, which removes it; the claim makes every
+    check again under the lock."""
+    real = os.path.realpath(local_dir)
+    parent, name = os.path.split(real)
+    if not name:
+        return  # a root directory: the claim refuses it
+    lock = f"{parent.rstrip('/')}/.{name}.{LOCK}"
+    try:
+        with open(lock, encoding="utf-8") as f:
+            found = f.read()
+    except FileNotFoundError:
+        return
+    except OSError:
+        return  # unreadable here: the claim decides, as it does today
+    holder = _holder(found)
+    if not _is_stale(holder):
+        raise OutputLocked(_locked(output, holder, lock))
 
 
 def _renew(target: Target, lease_s: float, text: str) -> None:

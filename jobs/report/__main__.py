@@ -4,11 +4,11 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
-from jobs import fs
+from jobs import fs, preflight
 from jobs.config import PlannerConfig
-from jobs.manifest import MANIFEST_FILE
 from jobs.report import write_report
 from jobs.session import build_session
 
@@ -22,18 +22,20 @@ def main(argv: list[str] | None = None) -> int:
     )
     p.add_argument("output_dir", help="an output directory of the planner")
     args = p.parse_args(argv)
-    spark = build_session(PlannerConfig())
-    try:
-        if not fs.exists(spark, args.output_dir):
-            log.error("no such output directory: %s", args.output_dir)
+    config = PlannerConfig()
+    local = preflight.local_path(args.output_dir, config.spark)
+    if local is not None:
+        # A local directory is judged before Spark starts (tens of seconds), with the words
+        # and exit code of the check below.
+        refused = preflight.report_refusal(args.output_dir, os.path.exists, local)
+        if refused is not None:
+            log.error("%s", refused)
             return 2
-        if not fs.exists(spark, f"{args.output_dir.rstrip('/')}/{MANIFEST_FILE}"):
-            # never write a page into a snapshot or any folder the planner did not write
-            log.error(
-                "%s is not a planner output (no %s): nothing written",
-                args.output_dir,
-                MANIFEST_FILE,
-            )
+    spark = build_session(config)
+    try:
+        refused = preflight.report_refusal(args.output_dir, lambda p: fs.exists(spark, p))
+        if refused is not None:
+            log.error("%s", refused)
             return 2
         print(write_report(spark, args.output_dir))
     finally:

@@ -7,6 +7,7 @@ import io
 import json
 import os
 import re
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -181,6 +182,50 @@ def test_not_a_planner_output_or_input_exits_2(estate, tmp_path: Path) -> None: 
     assert done.returncode == 2
     assert "not a planner input" in done.stderr
     assert "subscriptions" in done.stderr
+
+
+def test_describe_an_unknown_strategy_exits_2_naming_the_run_strategies(estate) -> None:  # type: ignore[no-untyped-def]
+    for fmt in ("table", "json", "csv"):
+        done = cli(
+            "jobs.describe", "--output", estate.output, "--group", "app-000003",
+            "--strategy", "cooperative_sticky", "--format", fmt,
+        )  # fmt: skip
+        assert done.returncode == 2, (fmt, done.stdout[:500])
+        assert done.stdout == ""
+        assert f"strategy 'cooperative_sticky' is not in {estate.output}" in done.stderr
+        assert "did you mean 'cooperative-sticky'?" in done.stderr
+        assert "its strategies: range, cooperative-sticky, random, elected" in done.stderr
+
+
+def test_describe_a_strategy_the_group_was_not_planned_under_is_not_an_error(estate) -> None:  # type: ignore[no-untyped-def]
+    """A strategy of the run, for a group rejected under every strategy: shown (its rows are
+    empty), exit 0, as before."""
+    done = cli(
+        "jobs.describe", "--output", estate.output, "--group", "bad-duplicate-member",
+        "--strategy", "range",
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert "DUPLICATE_MEMBER_ID" in done.stdout
+
+
+def test_describe_with_another_snapshot_warns_naming_the_manifests(  # type: ignore[no-untyped-def]
+    estate, tmp_path: Path
+) -> None:
+    group = "app-000003"
+    other = tmp_path / "moved"
+    shutil.copytree(estate.input, other)
+    done = cli("jobs.describe", "--output", estate.output, "--group", group, "--input", str(other))
+    assert done.returncode == 0, done.stderr
+    warning = [line for line in done.stderr.splitlines() if "warning" in line]
+    assert len(warning) == 1, done.stderr
+    assert f"--input {other} is not the snapshot" in warning[0]
+    assert f"({estate.input}, per its _manifest.json)" in warning[0]
+    assert "STRATEGY range" in done.stdout, "still shown"
+    # the manifest's own snapshot, however it is spelt: no warning
+    for same in (estate.input, f"{estate.input}/", f"file://{estate.input}"):
+        done = cli("jobs.describe", "--output", estate.output, "--group", group, "--input", same)
+        assert done.returncode == 0, done.stderr
+        assert done.stderr == ""
 
 
 def test_plan_group_equals_the_job_for_several_groups(estate) -> None:  # type: ignore[no-untyped-def]
