@@ -2,7 +2,9 @@
 
 Exit codes as the planner's: 0 exported; 2 configuration, connection, missing API or ACL, or
 output-location error, nothing written; 3 exported, but some groups were skipped or failed
-(listed in `_snapshot.json`); 130 interrupted, nothing written; 1 unexpected failure.
+(listed in `_snapshot.json`); 4 the output is locked by another export that is still alive
+(retry later), nothing written; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), nothing
+written, the lock released; 1 unexpected failure, nothing written.
 """
 
 from __future__ import annotations
@@ -11,6 +13,7 @@ import argparse
 import datetime as dt
 import logging
 import re
+import signal
 import sys
 import time
 from typing import Any
@@ -19,10 +22,13 @@ from jobs.export.client import Client, ExportError
 from jobs.export.config import CommandConfigError, load_command_config
 from jobs.export.snapshot import Options, Snapshot, collect
 from jobs.export.writer import snapshot_output, write_snapshot
-from jobs.output import OutputError
+from jobs.output import OutputError, OutputLocked
 
 log = logging.getLogger("exporter")
-EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT, EXIT_NEEDS_ATTENTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT, EXIT_NEEDS_ATTENTION = 0, 1, 2, 3
+EXIT_LOCKED = 4  # another live export holds the output: the cluster is fine, retry later
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -128,6 +134,9 @@ def export(args: argparse.Namespace) -> int:
     except ExportError as exc:
         log.error("export failed, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except OutputLocked as exc:
+        log.error("output locked, nothing written (exit 4, retry later): %s", exc)
+        return EXIT_LOCKED
     except OutputError as exc:
         log.error("output refused, nothing written: %s", exc)
         return EXIT_BAD_INPUT
@@ -154,14 +163,41 @@ def main(argv: list[str] | None = None) -> int:
     # kafka-python logs every reconnect attempt: only its errors reach the operator.
     logging.getLogger("kafka").setLevel(logging.ERROR)
     args = parse_args(argv)
+    global _stopping
+    _stopping = None  # a fresh run (main may be called more than once)
+    # SIGTERM (Airflow's timeout, YARN, Kubernetes) unwinds like Ctrl-C: the lock released, the
+    # temporary removed, one line. Python's default for SIGTERM is to die at once, lock left.
+    previous = signal.signal(signal.SIGTERM, _on_sigterm)
     try:
         return export(args)
     except KeyboardInterrupt:
+        if _stopping == signal.SIGTERM:
+            print(
+                "terminated (SIGTERM): nothing written, any previous snapshot is unchanged",
+                file=sys.stderr,
+            )
+            return EXIT_TERMINATED
         print("interrupted: nothing written, any previous snapshot is unchanged", file=sys.stderr)
         return EXIT_INTERRUPTED
     except Exception:
         log.exception("unexpected failure, nothing written")
         return EXIT_UNEXPECTED
+    finally:
+        if previous is not None:  # an in-process caller (a test) gets its handler back
+            signal.signal(signal.SIGTERM, previous)
+
+
+_stopping: int | None = None
+
+
+def _on_sigterm(signum: int, frame: object) -> None:
+    """A request to stop, handled as Ctrl-C is (KeyboardInterrupt unwinds the output's guard);
+    a second signal while unwinding is ignored, so the cleanup finishes."""
+    global _stopping
+    if _stopping is not None:
+        return
+    _stopping = signum
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":
