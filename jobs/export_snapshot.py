@@ -93,6 +93,8 @@ def _meta(
         "groups_empty": sorted(snap.empty),
         "groups_skipped": dict(sorted(snap.skipped.items())),
         "groups_failed": dict(sorted(snap.failed.items())),
+        # Exported, but caught mid-rebalance: owned partitions incomplete (movement figures).
+        "groups_rebalancing": snap.rebalancing(),
         "assignment_strategies": "a classic group's elected protocol: the broker keeps no"
         " member's own preference list; a KIP-848 group's assignor selected by the broker",
     }
@@ -125,7 +127,7 @@ def export(args: argparse.Namespace) -> int:
                 tmp,
                 {
                     "topic_partitions": snap.topic_partitions,
-                    "subscriptions": snap.subscriptions,
+                    "subscriptions": snap.subscription_rows(),
                     "current_assignment": snap.current_assignment,
                     "offsets": snap.offsets,
                 },
@@ -150,6 +152,18 @@ def export(args: argparse.Namespace) -> int:
     for kind, groups in (("skipped", snap.skipped), ("failed", snap.failed)):
         for g, reason in sorted(groups.items()):
             log.warning("group %s %s: %s", g, kind, reason)
+    rebalancing = meta["groups_rebalancing"]
+    if rebalancing:
+        shown = ", ".join(f"{g} ({state})" for g, state in list(rebalancing.items())[:5])
+        more = f" and {len(rebalancing) - 5} more" if len(rebalancing) > 5 else ""
+        log.warning(
+            "%s rebalancing when the snapshot was taken: %s%s; their members own only part of"
+            " their partitions, so movement figures for them are not reliable"
+            " (groups_rebalancing in _snapshot.json)",
+            "1 group was" if len(rebalancing) == 1 else f"{len(rebalancing)} groups were",
+            shown,
+            more,
+        )
     return EXIT_NEEDS_ATTENTION if snap.skipped or snap.failed else EXIT_OK
 
 
