@@ -24,6 +24,7 @@ from jobs.export.client import (
     Client,
     ClusterInfo,
     RawGroup,
+    RequestFailed,
     describe_error,
 )
 from jobs.export.protocol import (
@@ -285,10 +286,12 @@ def _describe(
         for g in todo:
             if g not in coordinator:
                 continue
-            answer: RawGroup | ConsumerGroup | None = got_raw.get(g) or got_cgd.get(g)
+            answer = got_raw.get(g) or got_cgd.get(g)
             api = "DescribeGroups" if kind[g] == "classic" else "ConsumerGroupDescribe"
             if answer is None:
                 snap.failed[g] = f"{api}: the coordinator did not answer for this group"
+            elif isinstance(answer, RequestFailed):  # retried already, and never answered
+                snap.failed[g] = str(answer)
             elif answer.error_code in RETRIABLE and attempt < client.retries:
                 retry.append(g)
             else:
