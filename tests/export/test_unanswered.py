@@ -321,3 +321,78 @@ def test_a_slow_coordinator_costs_only_its_own_groups(
         "g-3": "OffsetFetch to broker 3: no answer within 1 s, 6 tries (REQUEST_TIMED_OUT)"
     }
     no_traceback(caplog)
+
+
+# --- SIGTERM while a coordinator keeps the export waiting, across a real process ------------
+
+WAITING_EXPORTER = """
+import sys
+from kafka.net.connection import KafkaConnection
+
+real = KafkaConnection._send_request
+
+
+class Deaf:
+    def write(self, data):
+        pass
+
+
+def send(self, request, *args, **kwargs):
+    if getattr(request, "API_KEY", None) != 15:
+        return real(self, request, *args, **kwargs)
+    transport, self.transport = self.transport, Deaf()  # DescribeGroups never reaches it
+    try:
+        return real(self, request, *args, **kwargs)
+    finally:
+        self.transport = transport
+        print("DescribeGroups sent", flush=True)
+
+
+KafkaConnection._send_request = send
+from jobs import export_snapshot
+
+sys.exit(export_snapshot.main(sys.argv[1:]))
+"""
+
+
+def test_sigterm_while_a_coordinator_keeps_the_export_waiting(
+    broker: Noida, groups: list[str], tmp_path: Path
+) -> None:
+    import signal
+    import subprocess
+    import sys
+
+    root = Path(__file__).resolve().parents[2]
+    out = tmp_path / "snap"
+    before = previous_snapshot(out)
+    proc = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            WAITING_EXPORTER,
+            *("--bootstrap-servers", broker.bootstrap, "--output", str(out)),
+            *("--groups", "un-.*", "--timeout-s", "120"),
+        ],
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=str(root)),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    try:
+        assert proc.stdout is not None
+        assert proc.stdout.readline().strip() == "DescribeGroups sent"
+        assert (tmp_path / ".snap.__lock").exists()  # mid-export: the lock is held
+        proc.send_signal(signal.SIGTERM)
+        _, stderr = proc.communicate(timeout=30)
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+            proc.wait()
+    assert proc.returncode == 143, stderr  # 128 + SIGTERM
+    assert stderr.strip().splitlines()[-1] == (
+        "terminated (SIGTERM): nothing written, any previous snapshot is unchanged"
+    )
+    assert "Traceback" not in stderr
+    assert leftovers(out) == []
+    assert contents(out) == before
