@@ -125,11 +125,14 @@ def bootstrap_failure(servers: str, timeout_s: float, exc: BaseException, lost: 
     import kafka.errors as errors
 
     other = [e for e in lost if not isinstance(e, errors.KafkaConnectionError)]
-    if other:
+    if other:  # an authentication failure, an error code in the ApiVersions answer
         return (
-            f"the bootstrap servers {servers} refused the connection:"
+            f"the bootstrap servers {servers} answered, but the connection failed:"
             f" {type(other[-1]).__name__}: {other[-1]}"
         )
+    if not lost and not isinstance(exc, errors.KafkaTimeoutError):
+        # Refused before any connection was tried (the client's own settings).
+        return f"cannot connect to the bootstrap servers {servers}: {type(exc).__name__}: {exc}"
     cause = lost[-1] if lost else exc
     return (
         f"cannot reach the bootstrap servers {servers} within {timeout_s:g} s:"
