@@ -265,7 +265,8 @@ def _describe(
 ) -> tuple[dict[str, RawGroup], dict[str, ConsumerGroup], dict[str, int]]:
     """Describe every group at its coordinator. A group whose coordinator moved or is still
     loading (NOT_COORDINATOR and the like) is looked up again and asked again, up to the
-    client's retries; then its last answer stands (a failed group)."""
+    client's retries; then its last answer stands (a failed group). A coordinator that never
+    answers, or answers bytes that do not decode, fails its groups (the client has retried)."""
     raw: dict[str, RawGroup] = {}
     cgd: dict[str, ConsumerGroup] = {}
     where: dict[str, int] = {}
