@@ -19,7 +19,8 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
   extras of connection `kafka_conn_id`, written to a private temporary file for
   --command-config. Exit 3 (some groups skipped or failed, the rest exported) is a warning and
   planning goes on; 2 (configuration, unreachable cluster) fails at once; any other code is
-  retried like the Spark task.
+  retried like the Spark task: 4 (the snapshot is locked by another export that is still
+  alive, or by a killed one whose lock has not expired yet) and 143 (terminated) among them.
 - The Spark task retries: the job writes a hidden temporary directory and swaps it in only
   when every table and `_manifest.json` are complete, so a retried run never mixes with a
   half-written one. Exit codes 2 (schema/config error) and 3 (ran, needs attention) are the
@@ -78,9 +79,12 @@ EXPORT_FINAL_EXIT_CODES = {
 }
 EXPORT_RETRIED_EXIT_CODES = {
     1: "unexpected failure, nothing written",
+    4: "the snapshot is locked by another export that is still alive, nothing written",
     130: "interrupted, nothing written",
-    -signal.SIGKILL: "killed",
-    -signal.SIGTERM: "terminated (SIGTERM)",
+    143: "terminated (SIGTERM), nothing written",
+    # Negative: the signal that ended a process that did not exit by itself (Popen's code).
+    -9: "killed",
+    -15: "terminated (SIGTERM)",
 }
 # Connection extras that are not client security settings: the Kafka provider's connections
 # (and Airflow's default kafka_default) carry them; the bootstrap servers come from the param

@@ -2,7 +2,11 @@
 
 Exit codes as the planner's: 0 exported; 2 configuration, connection, missing API or ACL, or
 output-location error, nothing written; 3 exported, but some groups were skipped or failed
-(listed in `_snapshot.json`); 130 interrupted, nothing written; 1 unexpected failure.
+(listed in `_snapshot.json`); 4 the output is locked by another export that is still alive
+(retry later), nothing written; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), nothing
+written, the lock released; 1 the snapshot could not be written (a full disk) or an unexpected
+failure, nothing written. A failure prints one line naming its cause; `--verbose` adds the full
+trace and kafka-python's own errors.
 """
 
 from __future__ import annotations
@@ -11,6 +15,7 @@ import argparse
 import datetime as dt
 import logging
 import re
+import signal
 import sys
 import time
 from typing import Any
@@ -19,10 +24,14 @@ from jobs.export.client import Client, ExportError
 from jobs.export.config import CommandConfigError, load_command_config
 from jobs.export.snapshot import Options, Snapshot, collect
 from jobs.export.writer import snapshot_output, write_snapshot
-from jobs.output import OutputError
+from jobs.failures import describe
+from jobs.output import OutputError, OutputLocked
 
 log = logging.getLogger("exporter")
-EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT, EXIT_NEEDS_ATTENTION, EXIT_INTERRUPTED = 0, 1, 2, 3, 130
+EXIT_OK, EXIT_UNEXPECTED, EXIT_BAD_INPUT, EXIT_NEEDS_ATTENTION = 0, 1, 2, 3
+EXIT_LOCKED = 4  # another live export holds the output: the cluster is fine, retry later
+EXIT_INTERRUPTED = 130  # 128 + SIGINT
+EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -39,6 +48,11 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     p.add_argument("--all-topics", action="store_true", help="every topic, not just the groups'")
     p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded")
     p.add_argument("--timeout-s", type=float, default=30.0, help="per-request timeout (seconds)")
+    p.add_argument(
+        "--verbose",
+        action="store_true",
+        help="on a failure, print the full trace and kafka-python's own errors, not only the cause",
+    )
     args = p.parse_args(argv)
     if args.ds is not None:
         try:
@@ -87,9 +101,19 @@ def _meta(
         "groups_empty": sorted(snap.empty),
         "groups_skipped": dict(sorted(snap.skipped.items())),
         "groups_failed": dict(sorted(snap.failed.items())),
+        # Exported, but caught mid-rebalance: owned partitions incomplete (movement figures).
+        "groups_rebalancing": snap.rebalancing(),
         "assignment_strategies": "a classic group's elected protocol: the broker keeps no"
         " member's own preference list; a KIP-848 group's assignor selected by the broker",
     }
+
+
+class _WriteFailed(Exception):
+    """Writing the tables into the temporary failed with an OSError."""
+
+    def __init__(self, cause: OSError) -> None:
+        super().__init__(str(cause))
+        self.cause = cause
 
 
 def export(args: argparse.Namespace) -> int:
@@ -115,22 +139,38 @@ def export(args: argparse.Namespace) -> int:
             ]
             snap.report["seconds"] = round(time.monotonic() - started, 3)
             meta = _meta(args, client, snap, settings.describe(), brokers, info.cluster_id)
-            write_snapshot(
-                tmp,
-                {
-                    "topic_partitions": snap.topic_partitions,
-                    "subscriptions": snap.subscriptions,
-                    "current_assignment": snap.current_assignment,
-                    "offsets": snap.offsets,
-                },
-                meta,
-            )
+            try:
+                write_snapshot(
+                    tmp,
+                    {
+                        "topic_partitions": snap.topic_partitions,
+                        "subscriptions": snap.subscription_rows(),
+                        "current_assignment": snap.current_assignment,
+                        "offsets": snap.offsets,
+                    },
+                    meta,
+                )
+            except OSError as exc:  # a full disk, a quota, an I/O error
+                raise _WriteFailed(exc) from exc
     except ExportError as exc:
+        _unless_stopping()
         log.error("export failed, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except OutputLocked as exc:
+        log.error("output locked, nothing written (exit 4, retry later): %s", exc)
+        return EXIT_LOCKED
     except OutputError as exc:
         log.error("output refused, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except _WriteFailed as exc:  # the temporary is gone by now
+        _unless_stopping()
+        log.error(
+            "cannot write the snapshot %s, nothing written (any previous snapshot is"
+            " unchanged): %s",
+            args.output,
+            describe(exc.cause),
+        )
+        return EXIT_UNEXPECTED
     c = meta["row_counts"]
     print(
         f"exported {len(meta['groups_exported'])} groups ({c['subscriptions']} members,"
@@ -141,6 +181,18 @@ def export(args: argparse.Namespace) -> int:
     for kind, groups in (("skipped", snap.skipped), ("failed", snap.failed)):
         for g, reason in sorted(groups.items()):
             log.warning("group %s %s: %s", g, kind, reason)
+    rebalancing = meta["groups_rebalancing"]
+    if rebalancing:
+        shown = ", ".join(f"{g} ({state})" for g, state in list(rebalancing.items())[:5])
+        more = f" and {len(rebalancing) - 5} more" if len(rebalancing) > 5 else ""
+        log.warning(
+            "%s rebalancing when the snapshot was taken: %s%s; their members own only part of"
+            " their partitions, so movement figures for them are not reliable"
+            " (groups_rebalancing in _snapshot.json)",
+            "1 group was" if len(rebalancing) == 1 else f"{len(rebalancing)} groups were",
+            shown,
+            more,
+        )
     return EXIT_NEEDS_ATTENTION if snap.skipped or snap.failed else EXIT_OK
 
 
@@ -151,17 +203,70 @@ def main(argv: list[str] | None = None) -> int:
         stream=sys.stderr,
     )
     log.setLevel(logging.INFO)
-    # kafka-python logs every reconnect attempt: only its errors reach the operator.
-    logging.getLogger("kafka").setLevel(logging.ERROR)
     args = parse_args(argv)
+    # kafka-python logs every lost connection, some with a traceback; the exporter names the
+    # cause of a failure itself, in one line. --verbose shows kafka-python's errors too.
+    logging.getLogger("kafka").setLevel(logging.ERROR if args.verbose else logging.CRITICAL)
+    global _stopping
+    _stopping = None  # a fresh run (main may be called more than once)
+    # SIGTERM (Airflow's timeout, YARN, Kubernetes) unwinds like Ctrl-C: the lock released, the
+    # temporary removed, one line. Python's default for SIGTERM is to die at once, lock left.
+    previous = signal.signal(signal.SIGTERM, _on_stop)
+    previous_int = signal.signal(signal.SIGINT, _on_stop)
     try:
         return export(args)
     except KeyboardInterrupt:
-        print("interrupted: nothing written, any previous snapshot is unchanged", file=sys.stderr)
-        return EXIT_INTERRUPTED
-    except Exception:
-        log.exception("unexpected failure, nothing written")
+        return _stopped()
+    except Exception as exc:
+        if _stopping is not None:  # the stop surfaced as another error (a closed socket)
+            return _stopped()
+        if args.verbose:
+            log.exception("unexpected failure, nothing written: %s", describe(exc))
+        else:
+            log.error(
+                "unexpected failure, nothing written: %s (--verbose shows the full trace)",
+                describe(exc),
+            )
         return EXIT_UNEXPECTED
+    finally:
+        # An in-process caller (a test) gets its handlers back.
+        if previous is not None:
+            signal.signal(signal.SIGTERM, previous)
+        if previous_int is not None:
+            signal.signal(signal.SIGINT, previous_int)
+
+
+_stopping: int | None = None
+
+
+def _stopped() -> int:
+    """One line for a stop the operator asked for: nothing to explain, nothing written."""
+    if _stopping == signal.SIGTERM:
+        print(
+            "terminated (SIGTERM): nothing written, any previous snapshot is unchanged",
+            file=sys.stderr,
+        )
+        return EXIT_TERMINATED
+    print("interrupted: nothing written, any previous snapshot is unchanged", file=sys.stderr)
+    return EXIT_INTERRUPTED
+
+
+def _unless_stopping() -> None:
+    """kafka-python turns an interrupt that lands in its socket code into a lost connection:
+    once a stop was asked for, any failure is that stop."""
+    if _stopping is not None:
+        raise KeyboardInterrupt
+
+
+def _on_stop(signum: int, frame: object) -> None:
+    """SIGTERM is a request to stop, as Ctrl-C is: both raise KeyboardInterrupt, which unwinds
+    the output's guard (temporary removed, lock released). A second signal while unwinding is
+    ignored, so the cleanup finishes."""
+    global _stopping
+    if _stopping is not None:
+        return
+    _stopping = signum
+    raise KeyboardInterrupt
 
 
 if __name__ == "__main__":

@@ -12,6 +12,7 @@ as is ConsumerGroupDescribe's wire format (kafka-python 3.0.12 has no schema for
 
 from __future__ import annotations
 
+import functools
 import logging
 import time
 from collections import defaultdict
@@ -53,6 +54,12 @@ class ExportError(Exception):
     """The cluster cannot be exported at all (exit 2): unreachable, missing API, no ACL."""
 
 
+class RequestFailed(ExportError):
+    """One request got no usable answer: none within the timeout, after its retries, or bytes
+    that do not decode. A coordinator's requests turn it into failed groups (the others are
+    exported); any other request's stops the export."""
+
+
 # The highest ApiVersions version the exporter asks for. librdkafka's mock cluster serves
 # ApiVersions 0-2 only and refuses v3/v4 with an answer kafka-python 3.0.12 cannot parse (it
 # then never connects). v2 is served by every broker since Kafka 2.0 and lists the same API
@@ -61,9 +68,10 @@ class ExportError(Exception):
 API_VERSIONS_MAX = 2
 
 
-def _capped_client(**configs: Any) -> Any:
+def _capped_client(lost: list[BaseException], **configs: Any) -> Any:
     """kafka-python's network client (its `kafka_client` hook), every connection opened with
-    ApiVersions at most API_VERSIONS_MAX."""
+    ApiVersions at most API_VERSIONS_MAX; why each connection was lost goes to `lost` (what
+    tells an unreachable bootstrap server from one that answers nothing, or garbage)."""
     from kafka.net.compat import KafkaNetClient
 
     client = KafkaNetClient(**configs)
@@ -74,10 +82,62 @@ def _capped_client(**configs: Any) -> Any:
         conn = open_connection(*args, **kwargs)
         # Read when the connection first sends ApiVersions (scheduled, not yet run here).
         conn._api_versions_idx = min(conn._api_versions_idx, API_VERSIONS_MAX)
+        if not getattr(conn, "_export_watched", False):
+            conn._export_watched = True
+            conn.close_future.add_errback(lost.append)
         return conn
 
     manager.get_connection = get_connection
     return client
+
+
+def _timed_out(exc: BaseException | None) -> bool:
+    import kafka.errors as errors
+
+    return isinstance(exc, errors.KafkaTimeoutError | errors.RequestTimedOutError)
+
+
+def _undecodable(exc: BaseException | None) -> bool:
+    """Bytes that are not an answer of the protocol (a frame, a header or a body that does not
+    decode); a mismatched correlation id is a transient error, retried."""
+    import kafka.errors as errors
+
+    return isinstance(exc, errors.KafkaProtocolError) and not isinstance(
+        exc, errors.CorrelationIdError
+    )
+
+
+def bootstrap_failure(servers: str, timeout_s: float, exc: BaseException, lost: list[Any]) -> str:
+    """Why no bootstrap server could be used, from what its connections met: "cannot reach"
+    only when none could be connected to (refused, no route, unknown host)."""
+    if any(_undecodable(e) for e in lost):
+        cause = next(e for e in lost if _undecodable(e))
+        return (
+            f"the bootstrap servers {servers} answered with bytes that are not Kafka's protocol"
+            f" ({type(cause).__name__}: {cause}): is it a Kafka listener, and does"
+            " security.protocol match it?"
+        )
+    if any(_timed_out(e) for e in lost):
+        return (
+            f"the bootstrap servers {servers} accepted the connection but did not answer"
+            f" within {timeout_s:g} s (--timeout-s)"
+        )
+    import kafka.errors as errors
+
+    other = [e for e in lost if not isinstance(e, errors.KafkaConnectionError)]
+    if other:  # an authentication failure, an error code in the ApiVersions answer
+        return (
+            f"the bootstrap servers {servers} answered, but the connection failed:"
+            f" {type(other[-1]).__name__}: {other[-1]}"
+        )
+    if not lost and not isinstance(exc, errors.KafkaTimeoutError):
+        # Refused before any connection was tried (the client's own settings).
+        return f"cannot connect to the bootstrap servers {servers}: {type(exc).__name__}: {exc}"
+    cause = lost[-1] if lost else exc
+    return (
+        f"cannot reach the bootstrap servers {servers} within {timeout_s:g} s:"
+        f" {type(cause).__name__}: {cause}"
+    )
 
 
 def error_name(code: int) -> str:
@@ -166,21 +226,19 @@ class Client:
         self.max_in_flight = max_in_flight
         self.retries = retries
         self.stats = Stats()
+        lost: list[BaseException] = []
         config: dict[str, Any] = {
             "client_id": "kafka-assignment-planner-export",
             "request_timeout_ms": self.timeout_ms,
             "bootstrap_timeout_ms": self.timeout_ms,
             "max_in_flight_requests_per_connection": max_in_flight,
-            "kafka_client": _capped_client,
+            "kafka_client": functools.partial(_capped_client, lost),
             **settings,
         }
         try:
             self._admin = KafkaAdminClient(bootstrap_servers=bootstrap_servers.split(","), **config)
         except Exception as exc:
-            raise ExportError(
-                f"cannot reach the bootstrap servers {bootstrap_servers} within"
-                f" {timeout_s:g} s: {type(exc).__name__}: {exc}"
-            ) from exc
+            raise ExportError(bootstrap_failure(bootstrap_servers, timeout_s, exc, lost)) from exc
         self._manager = self._admin._manager
 
     def close(self) -> None:
@@ -219,10 +277,16 @@ class Client:
         return None if found is None else (int(found[0]), int(found[1]))
 
     async def _send(self, api: str, request: Any, node_id: int | None) -> Any:
+        """The answer to `request`, asked again (after a growing pause) while the broker
+        cannot be connected to or does not answer within the timeout. RequestFailed when it
+        never answers, or answers bytes that do not decode; ExportError when it stays
+        unreachable."""
         import kafka.errors as errors
 
+        where = "" if node_id is None else f" to broker {node_id}"
         last: Exception | None = None
-        for attempt in range(self.retries + 1):
+        tries = self.retries + 1
+        for attempt in range(tries):
             try:
                 response = await self._manager.send(
                     request, node_id=node_id, request_timeout_ms=self.timeout_ms
@@ -231,21 +295,50 @@ class Client:
                 return response
             except (errors.NodeNotReadyError, errors.KafkaConnectionError) as exc:
                 last = exc
-            except errors.KafkaTimeoutError as exc:
+            except (errors.KafkaTimeoutError, errors.RequestTimedOutError) as exc:
+                # kafka-python closes the connection of a request that timed out: the next
+                # try opens a new one.
                 last = exc
-            await self._manager._net.sleep(min(0.2 * 2**attempt, 2.0))
-            log.warning("%s to broker %s failed (%s), retrying", api, node_id, last)
+            except errors.KafkaProtocolError as exc:
+                if _undecodable(exc):  # a broken answer comes back broken: not asked again
+                    raise RequestFailed(
+                        f"{api}{where}: the answer does not decode as {api}"
+                        f" v{getattr(request, 'API_VERSION', '?')} ({type(exc).__name__}: {exc})"
+                    ) from exc
+                last = exc
+            if attempt + 1 < tries:
+                log.warning("%s%s failed (%s), retrying", api, where, last)
+                await self._manager._net.sleep(min(0.2 * 2**attempt, 2.0))
+        if _timed_out(last):
+            raise RequestFailed(
+                f"{api}{where}: no answer within {self.timeout_ms / 1000:g} s, {tries} tries"
+                " (REQUEST_TIMED_OUT)"
+            )
         where = "" if node_id is None else f" (broker {node_id})"
         raise ExportError(f"{api} failed{where}: {type(last).__name__}: {last}")
 
-    async def _send_many(self, api: str, batch: Sequence[tuple[Any, int | None]]) -> list[Any]:
-        """Send several requests with at most `max_in_flight` outstanding; answers in order."""
+    async def _send_many(
+        self, api: str, batch: Sequence[tuple[Any, int | None]], per_request: bool = False
+    ) -> list[Any]:
+        """Send several requests with at most `max_in_flight` outstanding; answers in order.
+        `per_request`: a request that fails (RequestFailed) has its failure in its answer's
+        place, and the broker's other requests of the batch get the same failure without
+        being sent (one unresponsive broker costs its retries once, not once per request)."""
         out: list[Any] = []
+        failed: dict[int | None, RequestFailed] = {}
         for i in range(0, len(batch), self.max_in_flight):
             window = batch[i : i + self.max_in_flight]
-            pending = [self._send(api, req, node) for req, node in window]
-            for coro in pending:
-                out.append(await coro)
+            for req, node in window:
+                if node in failed:
+                    out.append(failed[node])
+                    continue
+                try:
+                    out.append(await self._send(api, req, node))
+                except RequestFailed as exc:
+                    if not per_request:
+                        raise
+                    failed[node] = exc
+                    out.append(exc)
         return out
 
     # --- metadata ---
@@ -353,12 +446,13 @@ class Client:
 
     def describe_groups(
         self, by_coordinator: dict[int, list[str]], chunk: int = 200
-    ) -> dict[str, RawGroup]:
+    ) -> dict[str, RawGroup | RequestFailed]:
+        """Each group's answer, or the failure of the request that asked for it."""
         return self._run(self._describe_groups, by_coordinator, chunk)  # type: ignore[no-any-return]
 
     async def _describe_groups(
         self, by_coordinator: dict[int, list[str]], chunk: int
-    ) -> dict[str, RawGroup]:
+    ) -> dict[str, RawGroup | RequestFailed]:
         from kafka.protocol.admin import DescribeGroupsRequest
 
         self.version(DescribeGroupsRequest, "DescribeGroups")
@@ -367,9 +461,13 @@ class Client:
             for node, ids in by_coordinator.items()
             for i in range(0, len(ids), chunk)
         ]
-        out: dict[str, RawGroup] = {}
+        out: dict[str, RawGroup | RequestFailed] = {}
         done = 0
-        for r in await self._send_many("DescribeGroups", batch):
+        answers = await self._send_many("DescribeGroups", batch, per_request=True)
+        for (req, _), r in zip(batch, answers, strict=True):
+            if isinstance(r, RequestFailed):
+                out.update(dict.fromkeys(req.groups, r))
+                continue
             for g in r.groups:
                 members = [
                     RawMember(
@@ -396,12 +494,13 @@ class Client:
 
     def consumer_group_describe(
         self, by_coordinator: dict[int, list[str]], chunk: int = 200
-    ) -> dict[str, ConsumerGroup]:
+    ) -> dict[str, ConsumerGroup | RequestFailed]:
+        """Each group's answer, or the failure of the request that asked for it."""
         return self._run(self._consumer_group_describe, by_coordinator, chunk)  # type: ignore[no-any-return]
 
     async def _consumer_group_describe(
         self, by_coordinator: dict[int, list[str]], chunk: int
-    ) -> dict[str, ConsumerGroup]:
+    ) -> dict[str, ConsumerGroup | RequestFailed]:
         """KIP-848 groups (ConsumerGroupDescribe), per coordinator in chunks like DescribeGroups;
         encoded and decoded by protocol.py (kafka-python 3.0.12 has no schema for it)."""
         served = self.serves(CONSUMER_GROUP_DESCRIBE)
@@ -411,23 +510,31 @@ class Client:
                 f"the cluster at {self.bootstrap} does not serve ConsumerGroupDescribe"
             )
         version = min(hi, served[1])
+        chunks = [
+            (ids[i : i + chunk], node)
+            for node, ids in by_coordinator.items()
+            for i in range(0, len(ids), chunk)
+        ]
         batch = [
             (
                 FlexibleRequest(
                     CONSUMER_GROUP_DESCRIBE,
                     version,
                     encode_consumer_group_describe_request(
-                        ConsumerGroupDescribeRequest(ids[i : i + chunk]), version
+                        ConsumerGroupDescribeRequest(ids), version
                     ),
                     decode_consumer_group_describe_response,
                 ),
                 node,
             )
-            for node, ids in by_coordinator.items()
-            for i in range(0, len(ids), chunk)
+            for ids, node in chunks
         ]
-        out: dict[str, ConsumerGroup] = {}
-        for r in await self._send_many("ConsumerGroupDescribe", batch):
+        out: dict[str, ConsumerGroup | RequestFailed] = {}
+        answers = await self._send_many("ConsumerGroupDescribe", batch, per_request=True)
+        for (ids, _), r in zip(chunks, answers, strict=True):
+            if isinstance(r, RequestFailed):
+                out.update(dict.fromkeys(ids, r))
+                continue
             for g in r.body.groups:
                 out[g.group_id] = g
         return out
@@ -457,7 +564,7 @@ class Client:
         if version < 2:  # "all partitions" (null topics) needs v2+
             explicit = {**fallback, **explicit}
         batch = self._offset_requests(version, by_coordinator, explicit)
-        answers = await self._send_many("OffsetFetch", batch)
+        answers = await self._send_many("OffsetFetch", batch, per_request=True)
         offsets, failed, retry, unlisted = _parse_offsets([req for req, _ in batch], answers)
         again = {g: fallback[g] for g in sorted(unlisted) if g in fallback}
         for g in unlisted - set(again):
@@ -466,7 +573,7 @@ class Client:
             log.info("OffsetFetch: %d groups listed no partitions, asked by name", len(again))
             nodes = {n: [g for g in gs if g in again] for n, gs in by_coordinator.items()}
             batch = self._offset_requests(version, {n: gs for n, gs in nodes.items() if gs}, again)
-            answers = await self._send_many("OffsetFetch", batch)
+            answers = await self._send_many("OffsetFetch", batch, per_request=True)
             more = _parse_offsets([req for req, _ in batch], answers)
             offsets.update(more[0])
             failed.update(more[1])
@@ -547,7 +654,11 @@ class Client:
                     (ListOffsetsRequest(replica_id=-1, isolation_level=0, topics=topics), node)
                 )
             retry: list[tuple[str, int]] = []
-            for r in await self._send_many("ListOffsets", batch):
+            answers = await self._send_many("ListOffsets", batch, per_request=True)
+            for (_, tps), r in zip(sorted(todo.items()), answers, strict=True):
+                if isinstance(r, RequestFailed):  # that leader's partitions: no log end offset
+                    failed.update(dict.fromkeys(tps, str(r)))
+                    continue
                 for t in r.topics:
                     for p in t.partitions:
                         tp = (t.name, p.partition_index)
@@ -577,6 +688,11 @@ def _parse_offsets(
     retry: set[str] = set()
     unlisted: set[str] = set()
     for req, r in zip(requests, answers, strict=True):
+        if isinstance(r, RequestFailed):
+            many = getattr(req, "groups", None)  # v8+: several groups per request
+            asked = [g.group_id for g in many] if many else [req.group_id]
+            failed.update(dict.fromkeys(asked, str(r)))
+            continue
         groups = r.groups if r.API_VERSION >= 8 else [_Single(req.group_id, r)]
         for g in groups:
             if g.error_code in RETRIABLE:

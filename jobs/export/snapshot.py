@@ -3,6 +3,10 @@
 One failing group never stops the export: it is recorded (`failed` when the cluster could not
 answer for it, `skipped` when it is not a consumer group this planner can plan) and the rest
 is exported. Only cluster-wide failures (unreachable, a missing API or ACL) raise ExportError.
+
+Each exported group's state is kept (`states`, written as `subscriptions.group_state`): a group
+caught rebalancing has members but not yet their partitions, so its owned partitions are no
+baseline for movement figures; such groups are listed in `rebalancing()`.
 """
 
 from __future__ import annotations
@@ -20,6 +24,7 @@ from jobs.export.client import (
     Client,
     ClusterInfo,
     RawGroup,
+    RequestFailed,
     describe_error,
 )
 from jobs.export.protocol import (
@@ -33,6 +38,19 @@ from jobs.export.protocol import (
 )
 
 log = logging.getLogger("exporter")
+
+# The states in which a group's members are known but their partitions are not settled: a
+# classic group between JoinGroup and SyncGroup (PreparingRebalance, CompletingRebalance), a
+# KIP-848 group whose target assignment is being computed or handed out (Assigning,
+# Reconciling). Kafka's own names, as kafka-consumer-groups.sh --describe --state shows them.
+REBALANCING_STATES = frozenset(
+    {"PreparingRebalance", "CompletingRebalance", "Assigning", "Reconciling"}
+)
+_REBALANCING = {s.lower() for s in REBALANCING_STATES}
+
+
+def rebalancing(state: str | None) -> bool:
+    return state is not None and state.lower() in _REBALANCING
 
 
 @dataclass
@@ -52,7 +70,22 @@ class Snapshot:
     skipped: dict[str, str] = field(default_factory=dict)
     failed: dict[str, str] = field(default_factory=dict)
     empty: list[str] = field(default_factory=list)
+    # Kafka's name of each exported group's state (DescribeGroups or ConsumerGroupDescribe).
+    states: dict[str, str] = field(default_factory=dict)
     cluster: ClusterInfo | None = None
+
+    def subscription_rows(self) -> list[dict[str, Any]]:
+        """The subscriptions table: each member row with its group's state."""
+        return [{**r, "group_state": self.states.get(r["group_id"])} for r in self.subscriptions]
+
+    def rebalancing(self) -> dict[str, str]:
+        """Exported groups caught mid-rebalance, with their state."""
+        exported = {r["group_id"] for r in self.subscriptions}
+        return {
+            g: state
+            for g, state in sorted(self.states.items())
+            if g in exported and rebalancing(state)
+        }
 
 
 def _select(group_ids: list[str], opts: Options) -> list[str]:
@@ -69,6 +102,14 @@ def _member_rows(group: RawGroup, snap: Snapshot) -> tuple[list[dict[str, Any]],
     """Subscriptions and owned partitions of a classic consumer group; None = skipped."""
     subs: list[dict[str, Any]] = []
     owned: list[dict[str, Any]] = []
+    if rebalancing(group.state) and not any(m.metadata for m in group.members):
+        # Kafka's coordinator describes a group that is not Stable without its members'
+        # subscriptions and assignments: there is nothing to export until it settles.
+        snap.skipped[group.group_id] = (
+            f"rebalancing ({group.state}): the coordinator describes its members without their"
+            " subscriptions until the rebalance completes"
+        )
+        return None
     for m in group.members:
         try:
             sub = decode_subscription(m.metadata)
@@ -131,6 +172,7 @@ def _classify(groups: dict[str, RawGroup], snap: Snapshot) -> list[str]:
                 continue
             snap.subscriptions.extend(rows[0])
             snap.current_assignment.extend(rows[1])
+            snap.states[gid] = g.state
             exported.append(gid)
     return exported
 
@@ -209,6 +251,7 @@ def _classify_consumer(
             subs, owned = _consumer_rows(info, g)
             snap.subscriptions.extend(subs)
             snap.current_assignment.extend(owned)
+            snap.states[gid] = g.group_state
             exported.append(gid)
     return exported
 
@@ -222,7 +265,8 @@ def _describe(
 ) -> tuple[dict[str, RawGroup], dict[str, ConsumerGroup], dict[str, int]]:
     """Describe every group at its coordinator. A group whose coordinator moved or is still
     loading (NOT_COORDINATOR and the like) is looked up again and asked again, up to the
-    client's retries; then its last answer stands (a failed group)."""
+    client's retries; then its last answer stands (a failed group). A coordinator that never
+    answers, or answers bytes that do not decode, fails its groups (the client has retried)."""
     raw: dict[str, RawGroup] = {}
     cgd: dict[str, ConsumerGroup] = {}
     where: dict[str, int] = {}
@@ -243,10 +287,12 @@ def _describe(
         for g in todo:
             if g not in coordinator:
                 continue
-            answer: RawGroup | ConsumerGroup | None = got_raw.get(g) or got_cgd.get(g)
+            answer = got_raw.get(g) or got_cgd.get(g)
             api = "DescribeGroups" if kind[g] == "classic" else "ConsumerGroupDescribe"
             if answer is None:
                 snap.failed[g] = f"{api}: the coordinator did not answer for this group"
+            elif isinstance(answer, RequestFailed):  # retried already, and never answered
+                snap.failed[g] = str(answer)
             elif answer.error_code in RETRIABLE and attempt < client.retries:
                 retry.append(g)
             else:

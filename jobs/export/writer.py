@@ -44,6 +44,7 @@ SCHEMAS = {
             pa.field("assignment_strategies", pa.list_(_STR)),
             pa.field("generation", _INT),
             pa.field("group_protocol", _STR),
+            pa.field("group_state", _STR),
         ]
     ),
     "current_assignment": pa.schema(

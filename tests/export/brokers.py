@@ -124,3 +124,57 @@ def have(module: str) -> bool:
 
 def cleanup_dir(path: Path) -> None:
     shutil.rmtree(path, ignore_errors=True)
+
+
+class FakeBroker:
+    """A TCP listener on 127.0.0.1 that is no Kafka broker: `silent` accepts connections and
+    never answers (a broker too slow to answer anything), `garbage` answers every request with
+    bytes that are not Kafka's protocol (an HTTP server, say)."""
+
+    def __init__(self, mode: str) -> None:
+        import threading
+
+        assert mode in ("silent", "garbage")
+        self.mode = mode
+        self.accepted = 0
+        self._sock = socket.socket()
+        self._sock.bind(("127.0.0.1", 0))
+        self._sock.listen(16)
+        self._sock.settimeout(0.2)
+        self.bootstrap = f"127.0.0.1:{self._sock.getsockname()[1]}"
+        self._conns: list[socket.socket] = []
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._serve, daemon=True)
+        self._thread.start()
+
+    def _serve(self) -> None:
+        while not self._stop.is_set():
+            try:
+                conn, _ = self._sock.accept()
+            except TimeoutError:
+                continue
+            except OSError:
+                return
+            self.accepted += 1
+            self._conns.append(conn)
+            if self.mode == "garbage":
+                with contextlib.suppress(OSError):
+                    conn.settimeout(5)
+                    conn.recv(65536)
+                    conn.sendall(b"HTTP/1.1 400 Bad Request\r\nContent-Length: 0\r\n\r\n")
+
+    def close(self) -> None:
+        self._stop.set()
+        self._thread.join(5)
+        for c in [*self._conns, self._sock]:
+            with contextlib.suppress(OSError):
+                c.close()
+
+
+@contextlib.contextmanager
+def fake_broker(mode: str) -> Iterator[FakeBroker]:
+    broker = FakeBroker(mode)
+    try:
+        yield broker
+    finally:
+        broker.close()

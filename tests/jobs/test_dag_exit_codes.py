@@ -35,3 +35,16 @@ def test_final_codes_are_the_verdicts_on_the_input() -> None:
     final, retried = _literal("FINAL_EXIT_CODES"), _literal("RETRIED_EXIT_CODES")
     assert set(final) == {cli.EXIT_BAD_INPUT, cli.EXIT_NEEDS_ATTENTION}
     assert not set(final) & set(retried)
+
+
+def test_the_exporters_lock_and_stop_codes_are_retried() -> None:
+    """A concurrent export, or a retry after a killed one whose lock has not expired yet,
+    exits 4: retried, never final; SIGTERM (the task's timeout) exits 143: retried too."""
+    from jobs import export_snapshot as exporter
+
+    final, retried = _literal("EXPORT_FINAL_EXIT_CODES"), _literal("EXPORT_RETRIED_EXIT_CODES")
+    assert set(final) == {exporter.EXIT_BAD_INPUT}
+    for code in (exporter.EXIT_LOCKED, exporter.EXIT_TERMINATED, exporter.EXIT_INTERRUPTED):
+        assert code in retried
+    assert exporter.EXIT_NEEDS_ATTENTION not in final | retried  # a warning: planning goes on
+    assert not set(final) & set(retried)

@@ -297,6 +297,24 @@ def test_exporter_exit_codes(
     assert ("not retrying" if outcome == "final" else "retried later") in str(caught.value)
 
 
+@pytest.mark.parametrize("code", [4, 143])
+def test_a_locked_or_terminated_export_is_retried(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, code: int
+) -> None:
+    """4: another export that is still alive (or a killed one whose lock has not expired yet)
+    holds the snapshot; 143: the exporter was sent SIGTERM. Neither is a verdict on the
+    cluster: a later try can succeed."""
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    task = sensor(tmp_path, bootstrap_servers="k:9092")
+    monkeypatch.setattr(task, "run_exporter", lambda command: code)
+    with pytest.raises(AirflowException, match=f"exited {code}: .*retried later") as caught:
+        task.execute({"ds": DS})
+    assert not isinstance(caught.value, AirflowFailException)
+    if code == 4:
+        assert "locked" in str(caught.value)
+
+
 def test_an_export_without_the_marker_is_retried(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
