@@ -2,7 +2,8 @@
 
 Exit codes as the planner's: 0 exported; 2 configuration, connection, missing API or ACL, or
 output-location error, nothing written; 3 exported, but some groups were skipped or failed
-(listed in `_snapshot.json`); 4 the output is locked by another export that is still alive
+(listed in `_snapshot.json`), or `--groups` / `--exclude-groups` left no group (nothing
+written); 4 the output is locked by another export that is still alive
 (retry later), nothing written; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), nothing
 written, the lock released; 1 the snapshot could not be written (a full disk) or an unexpected
 failure, nothing written. A failure prints one line naming its cause; `--verbose` adds the full
@@ -22,7 +23,7 @@ from typing import Any
 
 from jobs.export.client import Client, ExportError
 from jobs.export.config import CommandConfigError, load_command_config
-from jobs.export.snapshot import Options, Snapshot, collect
+from jobs.export.snapshot import NothingSelected, Options, Snapshot, collect
 from jobs.export.writer import snapshot_output, write_snapshot
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
@@ -156,6 +157,11 @@ def export(args: argparse.Namespace) -> int:
         _unless_stopping()
         log.error("export failed, nothing written: %s", exc)
         return EXIT_BAD_INPUT
+    except NothingSelected as exc:
+        log.error(
+            "no group to export, nothing written (any previous snapshot is unchanged): %s", exc
+        )
+        return EXIT_NEEDS_ATTENTION
     except OutputLocked as exc:
         log.error("output locked, nothing written (exit 4, retry later): %s", exc)
         return EXIT_LOCKED

@@ -88,6 +88,10 @@ class Snapshot:
         }
 
 
+class NothingSelected(Exception):
+    """`--groups` / `--exclude-groups` leave no group of the cluster's to export."""
+
+
 def _select(group_ids: list[str], opts: Options) -> list[str]:
     inc = re.compile(opts.groups) if opts.groups else None
     exc = re.compile(opts.exclude_groups) if opts.exclude_groups else None
@@ -389,6 +393,22 @@ def collect(client: Client, opts: Options) -> Snapshot:
     kinds = {g: k for g, _, k in listed}
     wanted = _select([g for g, _, _ in listed], opts)
     log.info("groups listed: %d, selected: %d", len(listed), len(wanted))
+    if not wanted and listed and (opts.groups or opts.exclude_groups):
+        # A filter that matches nothing is a typo far more often than an empty estate: an
+        # empty snapshot in place of the previous one would hide every group tomorrow.
+        filters = " and ".join(
+            f"{flag} {value!r}"
+            for flag, value in (
+                ("--groups", opts.groups),
+                ("--exclude-groups", opts.exclude_groups),
+            )
+            if value
+        )
+        sample = ", ".join(sorted(g for g, _, _ in listed)[:5])
+        raise NothingSelected(
+            f"none of the {len(listed)} groups the cluster lists passes {filters}"
+            f" (they include {sample})"
+        )
     # ListGroups v5+ names KIP-848 groups; they are read with ConsumerGroupDescribe where the
     # broker's ApiVersions answer lists it.
     reads_consumer = client.serves(CONSUMER_GROUP_DESCRIBE) is not None

@@ -180,3 +180,24 @@ def test_kip848_group_on_a_broker_without_consumer_group_describe(
         " ConsumerGroupDescribe"
     }
     assert "ConsumerGroupDescribe" not in meta["requests"]
+
+
+def test_group_filters_that_leave_nothing_exit_3_and_keep_the_previous_snapshot(
+    broker: Noida, tmp_path: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    held = hold(broker, "g-filtered")
+    try:
+        out = tmp_path / "snap"
+        code, _ = export(broker, out, "--groups", "g-filtered")
+        assert code == 0
+        before = (out / "_snapshot.json").read_bytes()
+        for flags in (["--groups", "g-filterd"], ["--exclude-groups", ".*"]):
+            caplog.clear()
+            code, _ = export(broker, out, *flags)
+            assert code == 3
+            assert "no group to export, nothing written" in caplog.text
+            assert f"the cluster lists passes {flags[0]} {flags[1]!r}" in caplog.text
+            assert "g-filtered" in caplog.text  # among the groups the cluster lists
+            assert (out / "_snapshot.json").read_bytes() == before
+    finally:
+        held.close()
