@@ -329,6 +329,12 @@ def sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
     return df.repartition(files, *by).sortWithinPartitions(*keys)
 
 
+def _as_recorded(path: str) -> str:
+    """The input as the manifest records it: a relative local path made absolute, so that
+    `describe` finds the snapshot (and compares it) from any working directory."""
+    return path if ":" in path or os.path.isabs(path) else os.path.abspath(path)
+
+
 def run(
     spark: SparkSession,
     input_dir: str,
@@ -408,7 +414,7 @@ def run(
                     manifest = Manifest(
                         version=version(),
                         ds=ds,
-                        input=input_dir,
+                        input=_as_recorded(input_dir),
                         output=output_dir,
                         strategies=protocols,
                         config=config.as_dict(),

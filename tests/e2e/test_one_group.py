@@ -336,3 +336,23 @@ def test_the_report_shows_the_describe_command_of_each_worst_group(spark, estate
     for group in shown:
         command = f"python -m jobs.describe --output {estate.output} --group {group}"
         assert f"<code>{command}</code>" in worst
+
+
+def test_a_run_given_a_relative_input_is_described_from_anywhere(  # type: ignore[no-untyped-def]
+    spark, estate, tmp_path: Path
+) -> None:
+    """The manifest records the input absolute: `describe` finds it, and takes the same path
+    given again for the same snapshot, whatever its working directory."""
+    out = tmp_path / "out"
+    relative = os.path.relpath(estate.input)
+    run(spark, relative, str(out), load_config(estate.config), report=False)
+    recorded = json.loads((out / "_manifest.json").read_text())["input"]
+    assert recorded == os.path.abspath(relative)
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    args = ["--output", str(out), "--group", "app-000003", "--input", estate.input]
+    done = subprocess.run(
+        [sys.executable, "-m", "jobs.describe", *args],
+        capture_output=True, text=True, env=env, cwd=tmp_path, check=False,
+    )  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert done.stderr == ""
