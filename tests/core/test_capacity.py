@@ -368,6 +368,24 @@ def test_range_static_members_persistent() -> None:
     assert five["consumer4"] == [("topic1", 4)]
 
 
+def test_a_group_larger_than_its_partitions_can_still_gain() -> None:
+    # docs/capacity.md: the search bounds the members added, not the group's size. Topics
+    # a (1), b (3), c (3); five members on a (naming a topic that does not exist each, so
+    # their subscriptions differ), two on b and c: 7 members, 7 partitions, 3 active under
+    # range; an eighth on b and c takes b-2 and c-2.
+    spec = GroupSpec(
+        "g",
+        (
+            *(Member(f"x{i}", frozenset({"a", f"ghost{i}"})) for i in range(5)),
+            Member("y0", frozenset("bc")),
+            Member("y1", frozenset("bc")),
+        ),
+        {t: TopicMetadata(t, n) for t, n in (("a", 1), ("b", 3), ("c", 3))},
+    )
+    row = row_of(spec, "range")
+    assert (row["members"], row["active_members"], row["max_useful_members"]) == (7, 3, 4)
+
+
 def test_roundrobin_javadoc_example() -> None:
     # RoundRobinAssignor's Javadoc: C0: t0-0; C1: t1-0; C2: t1-1, t2-0, t2-1, t2-2. Every
     # subscription is different: added members copy C0's (the first by id), [t0], whose one
