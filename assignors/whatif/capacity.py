@@ -210,8 +210,11 @@ DEFAULT_SETTINGS: Final = CapacitySettings()
 # `_BLOCKS`, each topic on its own in blocks over the members in order (range without racks,
 # server-range); `_EVEN`, every member gets floor or ceil of the partitions (roundrobin deals
 # them out, the sticky family, uniform and `balanced` on counts balance them exactly).
+# `_MOST`: `balanced` on counts, whatever the subscriptions, has as many members holding a
+# partition as any assignment can (see `_max_useful`).
 _BLOCKS: Final = "blocks"
 _EVEN: Final = "even"
+_MOST: Final = "most"
 
 
 def _known() -> str:
@@ -257,6 +260,7 @@ class _Group:
         ranked = sorted(members, key=lambda m: java_key(m.member_id))
         self.rank = {m.member_id: i for i, m in enumerate(ranked)}
         self.equal = len({m.topics for m in members}) == 1
+        self.alike = len({m.topics & scope for m in members}) == 1
         self.racks = any(member_rack(m) is not None for m in members)
         self.joined: list[Member] = []
         self.subscription: frozenset[str] = frozenset()
@@ -338,21 +342,25 @@ class _Group:
 
 
 def _shape(group: _Group, factory: Callable[[], Assignor]) -> str | None:
-    """`_BLOCKS` or `_EVEN` where a closed form gives the strategy's figures (a built-in class
-    as the catalog builds it, every member subscribed alike, range without racks); None
-    where the group is searched."""
-    if not group.equal or not is_builtin_factory(factory):
+    """`_BLOCKS`, `_EVEN` or `_MOST` where a closed form gives the strategy's figures (a
+    built-in class as the catalog builds it; members subscribed alike; range without racks);
+    None where the group is searched.
+
+    Alike means the same existing topics for the strategies that read nothing else (range,
+    server-range and roundrobin split or deal the partitions of existing topics over their
+    subscribers; `balanced` optimises over them), the same topic names for those whose path
+    depends on the names (the sticky family's constrained path, uniform's homogeneous one).
+    """
+    if not is_builtin_factory(factory):
         return None
+    if factory is BalancedAssignor:
+        return _EVEN if group.alike else _MOST
     if factory is ServerRangeAssignor or (factory is RangeAssignor and not group.racks):
-        return _BLOCKS
-    even = (
-        RoundRobinAssignor,
-        StickyAssignor,
-        CooperativeStickyAssignor,
-        UniformAssignor,
-        BalancedAssignor,
-    )
-    return _EVEN if factory in even else None
+        return _BLOCKS if group.alike else None
+    if factory is RoundRobinAssignor:
+        return _EVEN if group.alike else None
+    even = (StickyAssignor, CooperativeStickyAssignor, UniformAssignor)
+    return _EVEN if group.equal and factory in even else None
 
 
 def _added_bound(group: _Group, factory: Callable[[], Assignor]) -> int:
@@ -426,6 +434,13 @@ def _max_useful(
     if shape == _EVEN:
         return group.partitions, None
     n = group.n
+    if shape == _MOST:
+        # `balanced` minimises the sorted load vector lexicographically. The load vectors a
+        # group's assignments reach are the bases of a polymatroid, whose lexicographically
+        # optimal base is also its least majorised one (Fujishige): it maximises the sum of
+        # min(load, 1), the members holding a partition, so every plan reaches the cap, which
+        # grows with the members added and stops growing past the partitions they can take.
+        return group.cap(group.reach_partitions), None
     best = search.at(n)[0]
     added = _added_bound(group, search.factory)
     cap = group.cap(added)

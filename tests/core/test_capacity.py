@@ -155,6 +155,8 @@ def random_group(rng: random.Random, *, equal: bool) -> tuple[GroupSpec, bool]:
     if not equal:
         pool = [frozenset(rng.sample(names, rng.randint(1, len(names)))) for _ in range(3)]
         subscriptions = [rng.choice(pool) for _ in range(n)]
+    if rng.random() < 0.25:  # topics that do not exist: names differ, existing topics not
+        subscriptions = [s | {f"gone{rng.randint(0, 2)}"} for s in subscriptions]
     static = rng.random() < 0.4
     owns = rng.random() < 0.4
     members = []
