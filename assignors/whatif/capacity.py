@@ -598,9 +598,10 @@ def _for_target(
         return _blocks_for_partitions(group, limit, lowest)
     highest = _highest(group, shape, search.factory)
     if lowest > highest:
+        past = "the plans do not change" if shape in (_BLOCKS, _EVEN) else "the search ends"
         return None, (
-            f"no member count meets {target}: it takes at least {lowest} members, and the"
-            f" strategy's plan does not change past {highest}"
+            f"no member count meets {target}: it takes at least {lowest} members, and {past}"
+            f" past {highest}"
         )
     if group.partitions > settings.max_partitions:
         return None, (
@@ -616,6 +617,11 @@ def _for_target(
         if best is None or figure < best[0]:
             best = (figure, size)
     if highest > settings.max_members:
+        if lowest > settings.max_members:
+            return None, (
+                f"members_for_target not searched: {target} takes at least {lowest} members,"
+                f" more than scenario_max_members ({settings.max_members})"
+            )
         return None, (
             f"members_for_target not found up to scenario_max_members"
             f" ({settings.max_members}): no member count from {lowest} meets {target}"

@@ -663,6 +663,27 @@ def test_the_search_stops_at_the_limits() -> None:
     assert (row["max_useful_members"], row["members_for_target"]) == (1000, 500)
 
 
+def test_a_target_beyond_the_member_limit() -> None:
+    # lags spread over 300 partitions: 30 per member at most takes 100 members at least
+    spec = one_topic(3, 300)
+    load = GroupLoad({("t", p): 10 for p in range(300)})
+    plan = resolve("sticky")[1]().assign(spec)
+    settings = CapacitySettings(parse_target("max_member_lag:30"), max_members=50)
+    wrapped = capacity_row(spec, "wrapped", lambda: Wrapped("sticky"), plan, load, settings)
+    assert wrapped[0]["members_for_target"] is None
+    assert wrapped[0]["detail"] == (
+        "max_useful_members not searched: it needs groups of up to 303 members, more than"
+        " scenario_max_members (50); at least 50; members_for_target not searched:"
+        " max_member_lag:30 takes at least 100 members, more than scenario_max_members (50)"
+    )
+    # sticky itself: equal subscriptions, every member holds 3 partitions (lag 30) at 100
+    row, _ = capacity_row(spec, "sticky", resolve("sticky")[1], plan, load, settings)
+    assert (row["max_useful_members"], row["members_for_target"]) == (300, None)
+    settings = CapacitySettings(parse_target("max_member_lag:30"), max_members=100)
+    row, _ = capacity_row(spec, "sticky", resolve("sticky")[1], plan, load, settings)
+    assert (row["max_useful_members"], row["members_for_target"]) == (300, 100)
+
+
 def test_a_plugin_that_fails_leaves_the_searched_columns_null() -> None:
     spec = GroupSpec(
         "g",
