@@ -50,6 +50,7 @@ from dataclasses import dataclass
 from typing import Final
 
 from assignors import progress
+from assignors.analysis.bounds import best_balance
 from assignors.analysis.flow import FlowNetwork
 from assignors.analysis.load import UNIT, WEIGHT_SCALE, weight_units
 from assignors.analysis.metrics import ELECTED_STRATEGY
@@ -398,6 +399,7 @@ class _Search:
         self.value = value
         self.figures: dict[int, tuple[int, int]] = {}
         self.figures[group.n] = self._reduce(planned, group.spec.members)
+        self.bounded = False
 
     def _reduce(self, assignment: Assignment, members: Sequence[Member]) -> tuple[int, int]:
         value = self.value
@@ -421,6 +423,13 @@ class _Search:
                 raise _PlanFailed(size, exc) from exc
             found = self.figures[size] = self._reduce(assignment, spec.members)
         return found
+
+    def target_at(self, size: int) -> int:
+        """The target's figure at `size` members: from the plan, or where `bounded` (the
+        strategy always reaches the group's best balance) from the bound alone."""
+        if self.bounded:
+            return best_balance(self.group.spec_at(size)).best_max
+        return self.at(size)[1]
 
 
 def _max_useful(
@@ -610,8 +619,11 @@ def _for_target(
         )
     last = min(highest, settings.max_members)
     best: tuple[int, int] | None = None
+    # `balanced` on counts reaches the best balance of the group at every size (its max is
+    # `best_max_partitions_per_member`): the bound answers without planning
+    search.bounded = shape == _MOST and target.kind == MAX_PARTITIONS_PER_MEMBER
     for size in range(lowest, last + 1):
-        figure = search.at(size)[1]
+        figure = search.target_at(size)
         if figure <= limit:
             return size, None
         if best is None or figure < best[0]:
