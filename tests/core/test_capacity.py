@@ -15,6 +15,7 @@ from typing import Any, ClassVar
 import pytest
 from helpers.assignors import Flaky
 
+from assignors import progress
 from assignors.analysis.load import UNIT
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.catalog.registry import Assignor, resolve
@@ -735,6 +736,28 @@ def test_group_capacity_rows_follow_the_plans_and_elected_repeats_its_strategy()
         assert list(row) == [name for name, _, _ in CAPACITY_COLUMNS]
         for name, typ, nullable in CAPACITY_COLUMNS:
             assert isinstance(row[name], typ) or (nullable and row[name] is None), name
+
+
+def test_elected_planned_only_as_elected_and_the_phase_announced() -> None:
+    spec = GroupSpec(
+        "g",
+        tuple(Member(f"c{i}", frozenset("abc"), assignment_strategies=("range",)) for i in "01"),
+        {t: TopicMetadata(t, n) for t, n in (("a", 4), ("b", 1), ("c", 1))},
+    )
+    catalog = StrategyCatalog.build(["cooperative-sticky", "elected"])
+    plan = plan_group(spec, catalog, has_current_assignment=False)
+    units: list[tuple[str, str, str]] = []
+    with progress.listening(lambda *unit: units.append(unit)):
+        rows, _ = group_capacity(spec, plan, catalog)
+    # range runs only as `elected`: its row carries the elected name, its figures range's
+    assert [(r["strategy"], r["max_useful_members"]) for r in rows] == [
+        ("cooperative-sticky", 6),
+        ("elected", 4),
+    ]
+    assert units == [
+        ("g", "cooperative-sticky", progress.CAPACITY),
+        ("g", "range", progress.CAPACITY),
+    ]
 
 
 def test_targets_parse_and_say_what_is_wrong() -> None:
