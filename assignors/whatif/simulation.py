@@ -114,12 +114,14 @@ from assignors.widths import saturated
 
 __all__ = [
     "DEFAULT_MAX_MEMBERS",
+    "JOINED",
     "REBALANCE_COST_COLUMNS",
     "SCENARIOS",
     "CostRow",
     "ScenarioCost",
     "check_scenarios",
     "group_scenario_costs",
+    "joining_subscription",
     "run_scenarios",
     "scenario_costs",
 ]
@@ -618,14 +620,27 @@ def _joiner(members: tuple[Member, ...]) -> Member:
     return hit if hit is not None else _last_joiner.put(members, None, _new_joiner(members))
 
 
-def _new_joiner(members: Sequence[Member]) -> Member:
+JOINED: Final = "-joined"
+"""The suffix of a joining member's id: any suffix sorts a string after itself, so after the
+greatest member id it sorts after every member."""
+
+
+def joining_subscription(members: Sequence[Member]) -> tuple[frozenset[str], str | None]:
+    """What a member joining `members` subscribes to and its rack: the most common
+    subscription (ties: that of the first member in Java order of member id) and the most
+    common rack (ties: Java order of rack; None when no member has one). `members` must not be
+    empty. The capacity search grows groups by the same rule (`assignors.whatif.capacity`)."""
     by_id = sorted(members, key=lambda m: java_key(m.member_id))
     counts = Counter(m.topics for m in by_id)
     top = max(counts.values())
     topics = next(m.topics for m in by_id if counts[m.topics] == top)
-    # Any suffix sorts a string after itself, so after the greatest id it sorts after all.
-    member_id = by_id[-1].member_id + "-joined"
-    return Member(member_id, topics, None, _most_common(m.rack for m in members))
+    return topics, _most_common(m.rack for m in members)
+
+
+def _new_joiner(members: Sequence[Member]) -> Member:
+    topics, rack = joining_subscription(members)
+    last = max((m.member_id for m in members), key=java_key)
+    return Member(last + JOINED, topics, None, rack)
 
 
 def _member_join(sim: _Simulator) -> ScenarioCost:
