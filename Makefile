@@ -129,12 +129,27 @@ chromium: ## Headless Chromium for the report's rendering test (installed only a
 test-unit: $(CORE_STAMP) ## Only the unit tests: the core and the jobs layer (no JVM; seconds)
 	PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest tests/core tests/jobs
 
+# The tests that need no JVM, no broker and no cluster (markers: tests/conftest.py).
+NO_JVM := -m "not spark and not e2e and not live and not cluster"
+# The uncompiled core: a copy of the sources without their extension modules. `bin/pytest`,
+# not `python -m pytest`: -m would put the project root (compiled) first on sys.path.
+PURE_PYTEST := PYTHONPATH=$(abspath build/pure):$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider
+
+.PHONY: pure-core
+pure-core:
+	@rm -rf build/pure && mkdir -p build/pure && cp -r assignors tools build/pure/
+	@find build/pure \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
+
+.PHONY: check
+check: lint typecheck test-quick ## The quick loop: lint, types and test-quick (no compile, no JVM; about 2 minutes)
+
+.PHONY: test-quick
+test-quick: $(STAMP) pure-core ## The core's and the jobs layer's tests that need no JVM, on the pure core (what the pre-commit hook runs)
+	$(PURE_PYTEST) -q $(NO_JVM) tests/core tests/jobs
+
 .PHONY: test-pure
-test-pure: $(STAMP) ## The core's unit tests on the uncompiled core (what a --py-files zip runs)
-	rm -rf build/pure && mkdir -p build/pure && cp -r assignors tools build/pure/
-	find build/pure \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
-	# bin/pytest, not `python -m pytest`: -m would put the project root (compiled) first
-	PYTHONPATH=$(abspath build/pure) $(VENV)/bin/pytest -p no:cacheprovider tests/core
+test-pure: $(STAMP) pure-core ## The core's unit tests on the uncompiled core (what a --py-files zip runs)
+	$(PURE_PYTEST) tests/core
 
 .PHONY: test-cluster
 test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job

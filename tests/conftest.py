@@ -41,6 +41,17 @@ def spark() -> Iterator[object]:
     session.stop()
 
 
+# --- markers: what a test needs, so that the Makefile can slice by them ------------------
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """A test that takes the shared session needs a JVM: `spark`, whether or not its module
+    says so (`make check` runs the tests that need none)."""
+    for item in items:
+        if "spark" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.spark)
+
+
 # --- no INTERNAL_ERROR unless a test expects one -----------------------------------------
 
 INTERNAL_ERROR_MARK = "internal_error_expected"
