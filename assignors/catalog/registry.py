@@ -24,6 +24,7 @@ from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.protocol import Assignor
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.clients.kafka_python import VARIANTS as KAFKA_PYTHON_VARIANTS
+from assignors.strategies.clients.librdkafka import VARIANTS as LIBRDKAFKA_VARIANTS
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
 from assignors.strategies.server_range import ServerRangeAssignor
@@ -80,14 +81,13 @@ LIBRARIES: tuple[str, ...] = (JAVA, "kafka-python", "librdkafka")
 
 # `strategy@library` -> the variant reproducing that library's leader where it differs from
 # Java's assignor.
-_CLIENT_VARIANTS: dict[str, Callable[[], Assignor]] = {v.name: v for v in KAFKA_PYTHON_VARIANTS}
+_CLIENT_VARIANTS: dict[str, Callable[[], Assignor]] = {
+    v.name: v for v in (*KAFKA_PYTHON_VARIANTS, *LIBRDKAFKA_VARIANTS)
+}
 
 # `strategy@library` -> Java's strategy: the library's assignor gave Java's result on every
 # input tried (docs/strategies.md, "Client libraries", lists them).
-_CLIENT_ALIASES: dict[str, str] = {
-    "range@librdkafka": RangeAssignor.name,
-    "roundrobin@librdkafka": RoundRobinAssignor.name,
-}
+_CLIENT_ALIASES: dict[str, str] = {}
 
 # KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
 # classic group's client-side election.
@@ -132,8 +132,8 @@ def canonical_name(name: str) -> str | None:
     """The protocol name for a built-in protocol or Kafka class name, or a client library's
     `strategy@library` (its variant's name, or Java's where they agree); None when unknown.
 
-    >>> [canonical_name(n) for n in ("range@java", "range@kafka-python", "range@librdkafka")]
-    ['range', 'range@kafka-python', 'range']
+    >>> [canonical_name(n) for n in ("range@java", "range@kafka-python", "sticky@java")]
+    ['range', 'range@kafka-python', 'sticky']
     """
     name = name.strip()
     if name in _BUILTINS:

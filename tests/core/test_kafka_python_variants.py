@@ -339,12 +339,14 @@ def test_names_resolve() -> None:
         "range@kafka-python",
         "roundrobin@kafka-python",
         "sticky@kafka-python",
+        "range@librdkafka",
+        "roundrobin@librdkafka",
     ]
     assert type(get_assignor("range@kafka-python")) is KafkaPythonRangeAssignor
     assert type(get_assignor(" org.apache.kafka.clients.consumer.RangeAssignor@kafka-python "))
     assert type(get_assignor("roundrobin@java")) is RoundRobinAssignor
     assert canonical_name("sticky@java") == "sticky"
-    assert canonical_name("range@librdkafka") == "range"
+    assert canonical_name("range@librdkafka") == "range@librdkafka"
 
 
 @pytest.mark.parametrize(
@@ -356,6 +358,7 @@ def test_names_resolve() -> None:
         ),
         ("cooperative-sticky@kafka-python", r"has no kafka-python variant.*range@kafka-python"),
         ("uniform@librdkafka", r"has no librdkafka variant"),
+        ("cooperative-sticky@librdkafka", r"has no librdkafka variant"),
         ("nosuch@kafka-python", r"has no kafka-python variant"),
     ],
 )
