@@ -40,10 +40,14 @@ def librdkafka_order(members: Iterable[Member]) -> list[Member]:
     """glibc's merge sort (`msort_with_tmp`: halves of n // 2 and the rest, the left element
     first on ties) with librdkafka's member comparator.
 
-    >>> ms = [Member("m3", frozenset(), "i1"), Member("m1", frozenset(), "i2"),
-    ...       Member("m2", frozenset())]
-    >>> [m.member_id for m in librdkafka_order(ms)]
-    ['m1', 'm2', 'm3']
+    A (m3, instance i1) < B (m1, i2) < C (m2, dynamic) < A: the JoinGroup order decides.
+
+    >>> a, b, c = (Member("m3", frozenset(), "i1"), Member("m1", frozenset(), "i2"),
+    ...            Member("m2", frozenset()))
+    >>> [m.member_id for m in librdkafka_order([a, b, c])]
+    ['m3', 'm1', 'm2']
+    >>> [m.member_id for m in librdkafka_order([c, a, b])]
+    ['m2', 'm3', 'm1']
     """
     return _msort(list(members))
 
