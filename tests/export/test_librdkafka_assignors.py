@@ -14,6 +14,7 @@ each rebalance starts from what the earlier members own.
 from __future__ import annotations
 
 import itertools
+import threading
 import time
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -31,6 +32,7 @@ ck = pytest.importorskip("confluent_kafka")
 
 SETTLE_S = 2.0  # an assignment unchanged this long (every partition held once) has settled
 JOIN_TIMEOUT_S = 40.0
+CLOSE_TIMEOUT_S = 10.0
 TOPICS = {"ta": 5, "tb": 3, "tc": 4}
 _groups = itertools.count()
 
@@ -131,9 +133,19 @@ def _run(
             steps.append((spec, {c.memberid(): h for c, h in zip(consumers, held, strict=True)}))
             owned = held
     finally:
-        for c in consumers:
-            c.close()
+        _close(consumers)
     return steps
+
+
+def _close(consumers: Sequence[Any]) -> None:
+    """Close every consumer, but wait at most CLOSE_TIMEOUT_S in all: a consumer of a group
+    caught mid-rebalance can block in close(), and the test must stay bounded."""
+    threads = [threading.Thread(target=c.close, daemon=True) for c in consumers]
+    for t in threads:
+        t.start()
+    deadline = time.monotonic() + CLOSE_TIMEOUT_S
+    for t in threads:
+        t.join(max(0.0, deadline - time.monotonic()))
 
 
 def _plan(strategy: str, spec: GroupSpec) -> dict[str, list[TopicPartition]]:
