@@ -30,7 +30,10 @@ pytestmark = [pytest.mark.live]
 
 ck = pytest.importorskip("confluent_kafka")
 
-SETTLE_S = 2.0  # an assignment unchanged this long (every partition held once) has settled
+# an assignment unchanged this long (every partition held once) has settled; a cooperative
+# group's second round can come several seconds after the first (a static member's rejoin)
+SETTLE_S = {"cooperative-sticky": 8.0}
+SETTLE_EAGER_S = 2.0
 JOIN_TIMEOUT_S = 40.0
 CLOSE_TIMEOUT_S = 10.0
 TOPICS = {"ta": 5, "tb": 3, "tc": 4}
@@ -75,9 +78,11 @@ def _held(consumers: Sequence[Any]) -> list[list[TopicPartition]]:
     return [sorted((tp.topic, tp.partition) for tp in c.assignment()) for c in consumers]
 
 
-def _settle(consumers: Sequence[Any], wanted: set[TopicPartition]) -> list[list[TopicPartition]]:
+def _settle(
+    consumers: Sequence[Any], wanted: set[TopicPartition], settle_s: float
+) -> list[list[TopicPartition]]:
     """Poll everyone until each partition of `wanted` is held exactly once, unchanged for
-    SETTLE_S, and every member has joined."""
+    `settle_s`, and every member has joined."""
     deadline = time.monotonic() + JOIN_TIMEOUT_S
     last: list[list[TopicPartition]] | None = None
     since = time.monotonic()
@@ -89,7 +94,7 @@ def _settle(consumers: Sequence[Any], wanted: set[TopicPartition]) -> list[list[
         complete = sorted(flat) == sorted(wanted) and all(c.memberid() for c in consumers)
         if held != last:
             last, since = held, time.monotonic()
-        elif complete and time.monotonic() - since >= SETTLE_S:
+        elif complete and time.monotonic() - since >= settle_s:
             return held
     pytest.fail(f"the group did not settle in {JOIN_TIMEOUT_S}s: {last}")
 
@@ -128,7 +133,7 @@ def _run(
             consumers.extend(_consumer(mock, group, strategy, s) for s in wave)
             joined = specs[: len(consumers)]
             wanted = {(t, p) for s in joined for t in s.topics for p in range(TOPICS[t])}
-            held = _settle(consumers, wanted)
+            held = _settle(consumers, wanted, SETTLE_S.get(strategy, SETTLE_EAGER_S))
             spec = _spec(consumers, joined, owned)
             steps.append((spec, {c.memberid(): h for c, h in zip(consumers, held, strict=True)}))
             owned = held
