@@ -9,7 +9,9 @@ the group whose leader ran it: a plugin that raises or returns an invalid assign
 `ASSIGNOR_FAILED` / `INVALID_ASSIGNMENT` problem naming the strategy, a bug in a built-in
 assignor an `INTERNAL_ERROR` one (exception and innermost frame in `detail`, traceback in the
 log); the group's other strategies are still planned. `elected` fails only when the elected
-strategy failed.
+strategy failed. A client library's variant (`range@kafka-python`) whose library fails on the
+group, as that library's leader would, is a `CLIENT_ASSIGNOR_FAILED` warning naming the
+library and what the group sees: a fact about the group, not a planner bug.
 """
 
 from __future__ import annotations
@@ -53,6 +55,7 @@ from assignors.inputs.validation import TopicStatus
 from assignors.model import CONSUMER, Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import Owners, previous_owners
 from assignors.problems import ERROR, WARNING, Problem, Reason
+from assignors.strategies.clients import ClientAssignorFailure
 
 __all__ = [
     "ASSIGNMENT_ROW_FIELDS",
@@ -511,6 +514,12 @@ class _Runner:
         if reason == Reason.INTERNAL_ERROR:
             self.problems.append(internal_error(self.spec.group_id, label, exc))
             return
+        if reason == Reason.CLIENT_ASSIGNOR_FAILED:
+            detail = f"a {exc} (strategy {strategy.protocol!r} not planned)"
+            self.problems.append(
+                Problem(self.spec.group_id, None, None, WARNING, reason, detail, label)
+            )
+            return
         detail = f"strategy {strategy.protocol!r} failed: {type(exc).__name__}: {exc}"
         self.problems.append(Problem(self.spec.group_id, None, None, ERROR, reason, detail, label))
 
@@ -572,6 +581,8 @@ def _failure_reason(builtin: bool, exc: BaseException, isolate_interrupts: bool)
     """
     if isinstance(exc, KeyboardInterrupt):
         return Reason.ASSIGNOR_FAILED if isolate_interrupts and not builtin else None
+    if isinstance(exc, ClientAssignorFailure):
+        return Reason.CLIENT_ASSIGNOR_FAILED
     if builtin:
         return Reason.INTERNAL_ERROR if isinstance(exc, Exception) else None
     if isinstance(exc, InvalidAssignmentError):

@@ -80,6 +80,8 @@ class Reason(StrEnum):
     ASSIGNOR_FAILED = "ASSIGNOR_FAILED"
     INVALID_ASSIGNMENT = "INVALID_ASSIGNMENT"
     INTERNAL_ERROR = "INTERNAL_ERROR"
+    # a client library's leader fails on the group (`range@kafka-python`): a warning
+    CLIENT_ASSIGNOR_FAILED = "CLIENT_ASSIGNOR_FAILED"
     # what-if rebalances (assignors.whatif.simulation): warnings, the group is planned
     SCENARIO_SKIPPED = "SCENARIO_SKIPPED"
     SCENARIO_NOT_APPLICABLE = "SCENARIO_NOT_APPLICABLE"

@@ -44,6 +44,7 @@ from assignors.catalog.registry import (
     UnknownStrategyError,
     canonical_name,
     is_builtin,
+    is_client_variant,
     resolve,
     server_protocol_name,
 )
@@ -228,7 +229,8 @@ class StrategyCatalog:
             return self._votes[key]
         builtin = canonical_name(key)
         if builtin is not None:
-            found = None if builtin in SERVER_SIDE else builtin
+            # a `strategy@library` name is the planner's, never a member's vote
+            found = None if builtin in SERVER_SIDE or is_client_variant(builtin) else builtin
         else:
             plugin = self.plugins.get(key)
             found = None if plugin is None else plugin.protocol

@@ -5,6 +5,13 @@ Kafka accepts either an assignor's protocol name (`range`) or its class name
 Custom assignors are named by Python class path (`package.module:ClassName` or
 `package.module.ClassName`), as Kafka names them by Java class; they are known by the protocol
 name their `name` attribute gives, like Kafka's `ConsumerPartitionAssignor.name()`.
+
+A classic strategy may be qualified by the client library whose group leader runs it:
+`STRATEGY@LIBRARY` (`range@kafka-python`). Unqualified, and `@java`, mean Java's assignor.
+A library whose assignor gives Java's result on every input tried is an alias of Java's
+(`range@librdkafka` is `range`); one that differs has its own variant
+(`assignors.strategies.clients`). Members never vote with these names: they are the
+planner's, not Kafka's.
 """
 
 from __future__ import annotations
@@ -16,6 +23,8 @@ from assignors.catalog import plugins
 from assignors.catalog.election import KAFKA_DEFAULT_STRATEGIES
 from assignors.protocol import Assignor
 from assignors.strategies.balanced import BalancedAssignor
+from assignors.strategies.clients.kafka_python import VARIANTS as KAFKA_PYTHON_VARIANTS
+from assignors.strategies.clients.librdkafka import VARIANTS as LIBRDKAFKA_VARIANTS
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
 from assignors.strategies.server_range import ServerRangeAssignor
@@ -31,9 +40,11 @@ __all__ = [
     "builtin_names",
     "canonical_name",
     "classic_protocol_name",
+    "client_variant_names",
     "get_assignor",
     "is_builtin",
     "is_builtin_factory",
+    "is_client_variant",
     "protocol_name",
     "resolve",
     "server_protocol_name",
@@ -64,6 +75,20 @@ _CLASS_NAMES: dict[str, str] = {
     BalancedAssignor.java_class: BalancedAssignor.name,
 }
 
+JAVA = "java"
+LIBRARIES: tuple[str, ...] = (JAVA, "kafka-python", "librdkafka")
+"""The client libraries a strategy may be qualified by (`range@kafka-python`)."""
+
+# `strategy@library` -> the variant reproducing that library's leader where it differs from
+# Java's assignor.
+_CLIENT_VARIANTS: dict[str, Callable[[], Assignor]] = {
+    v.name: v for v in (*KAFKA_PYTHON_VARIANTS, *LIBRDKAFKA_VARIANTS)
+}
+
+# `strategy@library` -> Java's strategy: the library's assignor gave Java's result on every
+# input tried (docs/strategies.md, "Client libraries", lists them).
+_CLIENT_ALIASES: dict[str, str] = {}
+
 # KIP-848 server-side assignors: chosen by the broker (`group.consumer.assignors`), never in a
 # classic group's client-side election.
 SERVER_SIDE: frozenset[str] = frozenset({UniformAssignor.name, ServerRangeAssignor.name})
@@ -73,27 +98,72 @@ ELECTED = "elected"
 
 
 def builtin_names() -> list[str]:
+    """Java's strategies (unqualified names); `client_variant_names` lists the others."""
     return list(_BUILTINS)
+
+
+def client_variant_names() -> list[str]:
+    """The `strategy@library` names with an assignor of their own (not aliases of Java's)."""
+    return list(_CLIENT_VARIANTS)
+
+
+def is_client_variant(name: str) -> bool:
+    """True for a canonical `strategy@library` name (a client library's own variant)."""
+    return name in _CLIENT_VARIANTS
+
+
+def _own_factories() -> list[Callable[[], Assignor]]:
+    return [*_BUILTINS.values(), *_CLIENT_VARIANTS.values()]
 
 
 def is_builtin(assignor: object) -> bool:
     """True for an instance of one of this package's own assignors (not a plugin): a failure
     there is a bug of the planner (INTERNAL_ERROR), never the plugin's (ASSIGNOR_FAILED)."""
-    return any(type(assignor) is factory for factory in _BUILTINS.values())
+    return any(type(assignor) is factory for factory in _own_factories())
 
 
 def is_builtin_factory(factory: object) -> bool:
     """True for the class of one of this package's own assignors, as the catalog builds them
     (not a plugin's factory, not a class bound to a group's loads)."""
-    return any(factory is builtin for builtin in _BUILTINS.values())
+    return any(factory is builtin for builtin in _own_factories())
 
 
 def canonical_name(name: str) -> str | None:
-    """The protocol name for a built-in protocol or Kafka class name; None when unknown."""
+    """The protocol name for a built-in protocol or Kafka class name, or a client library's
+    `strategy@library` (its variant's name, or Java's where they agree); None when unknown.
+
+    >>> [canonical_name(n) for n in ("range@java", "range@kafka-python", "sticky@java")]
+    ['range', 'range@kafka-python', 'sticky']
+    """
     name = name.strip()
     if name in _BUILTINS:
         return name
+    if "@" in name:
+        strategy, _, library = name.rpartition("@")
+        java = canonical_name(strategy) if "@" not in strategy else None
+        if java is None or library not in LIBRARIES:
+            return None
+        if library == JAVA:
+            return java
+        qualified = f"{java}@{library}"
+        if qualified in _CLIENT_VARIANTS:
+            return qualified
+        return _CLIENT_ALIASES.get(qualified)
     return _CLASS_NAMES.get(name)
+
+
+def _unknown_variant(name: str) -> UnknownStrategyError:
+    strategy, _, library = name.rpartition("@")
+    if library not in LIBRARIES:
+        return UnknownStrategyError(
+            f"unknown client library {library!r} in assignment strategy {name!r}"
+            f" (known: {', '.join(LIBRARIES)})"
+        )
+    names = sorted([*_CLIENT_VARIANTS, *_CLIENT_ALIASES])
+    return UnknownStrategyError(
+        f"unknown assignment strategy {name!r}: {strategy!r} has no {library} variant"
+        f" (known: {', '.join(names)}, or any built-in strategy @{JAVA})"
+    )
 
 
 @lru_cache(maxsize=4096)
@@ -101,7 +171,7 @@ def _resolve(name: str) -> tuple[str, Callable[[], Assignor]] | UnknownStrategyE
     # Failures are cached too: members of many groups list the same unknown Java class names.
     canonical = canonical_name(name)
     if canonical is not None:
-        return canonical, _BUILTINS[canonical]
+        return canonical, _CLIENT_VARIANTS.get(canonical) or _BUILTINS[canonical]
     if plugins.is_plugin_path(name):
         try:
             probe = plugins.load_assignor(name)
@@ -112,6 +182,8 @@ def _resolve(name: str) -> tuple[str, Callable[[], Assignor]] | UnknownStrategyE
             return plugins.load_assignor(name)
 
         return probe.name, factory
+    if "@" in name:
+        return _unknown_variant(name)
     known = ", ".join(sorted(_BUILTINS))
     return UnknownStrategyError(
         f"unknown assignment strategy {name!r} (known: {known}, or a plugin"
@@ -148,7 +220,9 @@ def classic_protocol_name(name: str, plugins_allowed: frozenset[str] = frozenset
     if plugins.is_plugin_path(name) and name.strip() not in plugins_allowed:
         return None
     resolved = protocol_name(name)
-    return None if resolved in SERVER_SIDE else resolved
+    if resolved is None or resolved in SERVER_SIDE or is_client_variant(resolved):
+        return None
+    return resolved
 
 
 def server_protocol_name(name: str) -> str | None:

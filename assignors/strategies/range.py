@@ -186,7 +186,7 @@ class RangeAssignor:
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)
-        ordered = _subscribers_in_order(spec)
+        ordered = self.subscribers_in_order(spec)
         if any(member_rack(m) for m in spec.members):
             states = self._states(spec, ordered)
             if any(s.needs_racks for s in states):
@@ -205,6 +205,11 @@ class RangeAssignor:
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         """Eager: every member revokes everything and gets the assignment in one round."""
         return Rebalance(self.assign(spec))
+
+    def subscribers_in_order(self, spec: GroupSpec) -> dict[str, list[Member]]:
+        """Each topic's subscribers in the order the extras go (a client library's variant
+        orders them its own way)."""
+        return _subscribers_in_order(spec)
 
     @staticmethod
     def _states(spec: GroupSpec, ordered: dict[str, list[Member]]) -> list[_TopicState]:

@@ -19,6 +19,7 @@ C0: T0p0, T0p2, T1p1; C1: T1p0, T2p0, T2p2; C2: T0p1, T2p1, T2p3.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from typing import ClassVar
 
 from mypy_extensions import mypyc_attr
@@ -26,6 +27,7 @@ from mypy_extensions import mypyc_attr
 from assignors.model import (
     Assignment,
     GroupSpec,
+    Member,
     Rebalance,
     empty_assignment,
     member_order,
@@ -44,7 +46,7 @@ class RoundRobinAssignor:
 
     def assign(self, spec: GroupSpec) -> Assignment:
         out = empty_assignment(spec)
-        ordered = member_order(spec.members)
+        ordered = self.ordered_members(spec.members)
         if not ordered:
             return out
         ids = [m.member_id for m in ordered]
@@ -59,6 +61,11 @@ class RoundRobinAssignor:
                 out[ids[pointer]].append(tp)
                 pointer = (pointer + 1) % k
         return out
+
+    def ordered_members(self, members: Iterable[Member]) -> list[Member]:
+        """The order the pointer walks (a client library's variant orders members its own
+        way)."""
+        return member_order(members)
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         """Eager: every member revokes everything and gets the assignment in one round."""
