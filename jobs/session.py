@@ -114,7 +114,7 @@ def _ship_code(spark: SparkSession) -> None:
     local = (spark.sparkContext.master or "").startswith("local")
     if (local and where == str(REPO_ROOT)) or digest == code_digest():
         return
-    if where:
+    if digest:  # an installed planner of other files (an older environment)
         log.warning(
             "the executors' planner (%s) is not this checkout's: shipping its sources, which "
             "run on the pure-Python core",

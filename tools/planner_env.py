@@ -112,6 +112,7 @@ def build(output: Path, env: Path = ENV_DIR, python_prefix: str | None = None) -
         python_prefix=python_prefix,
         filters=[("exclude", pattern) for pattern in EXCLUDED],
     )
+    output.chmod(0o644)  # venv-pack writes it readable by its owner only
     return output
 
 
