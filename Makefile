@@ -22,6 +22,8 @@ BENCH_REPEAT ?= 3
 TOOLS := tools
 # The mypyc-compiled core (tools/build_core.py): rebuilt whenever assignors/ changes.
 CORE_STAMP := build/core/.built
+# The executors' Python environment with the planner and its compiled core (tools/planner_env.py).
+PLANNER_ENV := dist/planner-env.tar.gz
 
 export SPARK_LOCAL_IP ?= 127.0.0.1
 export PYSPARK_PYTHON := $(abspath $(PY))
@@ -106,9 +108,15 @@ submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 		--input data/sample --output out/sample-submit
 
 .PHONY: dist
-dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-files
+dist: $(STAMP) $(PLANNER_ENV) ## dist/planner-env.tar.gz (--archives: executors' Python, compiled core) and dist/planner.zip (--py-files: sources)
 	@mkdir -p dist && rm -f dist/planner.zip
 	$(PY) -m jobs.session dist/planner.zip  # tools/ is not shipped
+
+# build/planner-env keeps the dependencies between builds (reinstalled, from pip's cache, only
+# when their pins change); the planner's files are copied in afresh.
+SHIPPED_SOURCES := $(shell find jobs -name '*.py' -o -name '*.j2')
+$(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOURCES)
+	$(PY) -m $(TOOLS).planner_env $@
 
 .PHONY: test
 test: chromium lint typecheck test-main test-pure test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-pure, test-cluster, test-airflow
@@ -152,7 +160,7 @@ test-pure: $(STAMP) pure-core ## The core's unit tests on the uncompiled core (w
 	$(PURE_PYTEST) tests/core
 
 .PHONY: test-cluster
-test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job
+test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job, both ways
 	PLANNER_CLUSTER_TESTS=1 PLANNER_EXEC_PYTHON=$(abspath $(EXEC_VENV))/bin/python $(PY) -m pytest --durations=5 tests/cluster/test_standalone.py
 
 .PHONY: test-airflow

@@ -43,7 +43,8 @@ class Manifest:
     report: str | None = None
     # where the time went: "wall" seconds of the driver's phases (read, plan, write, summary,
     # report), "planning" seconds of the buckets' phases summed over the workers, and
-    # "memory": the peak resident MiB of a process that planned a bucket
+    # "memory": the peak resident MiB of a process that planned a bucket, "core": the planned
+    # buckets per core that planned them ({"compiled": N, "pure": M})
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
     # console figures, not written: per strategy (`jobs.summary`)
     summary: list[dict[str, Any]] = field(default_factory=list)
@@ -97,7 +98,8 @@ class Manifest:
 
     def phase_line(self) -> str:
         """One line: where the run's time went (driver wall seconds; the planning phase split
-        by what the workers spent on it, summed over them)."""
+        by what the workers spent on it, summed over them), how many buckets the compiled core
+        planned, and the workers' peak memory."""
         wall, planning = self.phases.get("wall", {}), self.phases.get("planning", {})
         parts = []
         for phase, seconds in wall.items():
@@ -107,6 +109,9 @@ class Manifest:
                 part += f" (worker seconds: {inner})"
             parts.append(part)
         line = f"phases: {'; '.join(parts)}; total {self.duration_seconds:.1f} s"
+        cores = self.phases.get("core", {})
+        if any(cores.values()):
+            line += f"; core compiled {cores.get('compiled', 0):g}/{sum(cores.values()):g}"
         peak = self.phases.get("memory", {}).get("peak_bucket_rss_mib", 0.0)
         return f"{line}; peak worker memory {peak / 1024:.2f} GiB" if peak else line
 

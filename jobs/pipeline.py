@@ -54,6 +54,8 @@ from jobs.schemas import (
 from jobs.summary import strategy_summary, whatif_summary
 from jobs.together import together
 from jobs.udf import (
+    COMPILED,
+    CORE,
     KIND_MEMBER,
     KIND_OFFSETS,
     KIND_OWNED,
@@ -61,6 +63,7 @@ from jobs.udf import (
     PARTITION_INPUT_COLUMNS,
     PEAK_RSS_MIB,
     PHASES,
+    PURE,
     TALLY,
     PlanContext,
     bucket_function,
@@ -70,6 +73,9 @@ from jobs.udf import (
 )
 
 log = logging.getLogger("planner")
+# What the buckets' timing rows sum to: worker seconds per phase, the peak memory (MiB) of a
+# process that planned a bucket, and the planned buckets per core (`jobs.udf.CORE`).
+Timing = tuple[dict[str, float], float, dict[str, float]]
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
 # Default buckets per core (config `buckets = 0`). Groups' costs vary a lot (a rolling
@@ -393,7 +399,7 @@ def run(
                     topic_problems,
                     rows_dir,
                 )
-                counts, (planning, peak_mib) = _plan_and_write(
+                counts, (planning, peak_mib, cores) = _plan_and_write(
                     spark,
                     wide,
                     tmp,
@@ -438,6 +444,7 @@ def run(
                     "wall": clock.laps,
                     "planning": planning,
                     "memory": {"peak_bucket_rss_mib": peak_mib},
+                    "core": cores,
                 }
                 manifest.duration_seconds = round(time.monotonic() - started, 3)
                 fs.write_json(spark, f"{tmp}/{MANIFEST_FILE}", manifest.to_json())
@@ -492,7 +499,7 @@ def _plan_and_write(
     clock: _Laps,
     started: float,
     topic_problems: list[Problem],
-) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
+) -> tuple[dict[str, Any], Timing]:
     """Run the planning into `tmp`/STAGED (and the workers' `rows_dir`), then write every
     table into `tmp` from there; the output counts and the buckets' timing (see
     `_output_counts`; `topic_problems`: the driver's rows in `wide`)."""
@@ -716,10 +723,11 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
 
 def _output_counts(
     small: DataFrame, topic_problems: list[Problem]
-) -> tuple[dict[str, Any], tuple[dict[str, float], float]]:
+) -> tuple[dict[str, Any], Timing]:
     """Rows per small table (`assignments` is counted once written: `_plan_and_write`),
     groups planned and rejected, rejected rows by reason; the buckets' phase seconds summed
-    over every worker, and the largest peak memory (MiB) of a process that planned a bucket.
+    over every worker, the largest peak memory (MiB) of a process that planned a bucket, and
+    the planned buckets per core that planned them (compiled, pure).
 
     From the buckets' timing rows (one collect: each carries the `Tally` of the rows its
     bucket wrote), and the driver's own topic rows."""
@@ -728,9 +736,12 @@ def _output_counts(
     planned = rejected = assignment_rows = 0  # the topic rows name no group
     seconds = dict.fromkeys(PHASES, 0.0)
     peak = 0.0
+    cores: dict[str, float] = dict.fromkeys((COMPILED, PURE), 0)  # counts (ints)
     for row in small.where(F.col("kind") == KIND_TIMING).select(PAYLOAD).collect():
         timing = json.loads(row[PAYLOAD])
         bucket = timing.pop(TALLY)
+        if CORE in bucket:  # a planned bucket (not the rows of a guard's failures)
+            cores[bucket[CORE]] = cores.get(bucket[CORE], 0) + 1
         peak = max(peak, float(timing.pop(PEAK_RSS_MIB, 0.0)))
         for phase, value in timing.items():
             seconds[phase] = seconds.get(phase, 0.0) + float(value)
@@ -749,4 +760,4 @@ def _output_counts(
         key: by_reason[key] for key in sorted(by_reason, key=lambda k: tuple(k.split(":", 1)))
     }
     timing_out = {phase: round(s, 3) for phase, s in seconds.items()}
-    return out, (timing_out, peak)
+    return out, (timing_out, peak, cores)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import atexit
+import hashlib
 import logging
 import os
 import shutil
@@ -86,40 +87,64 @@ def write_archive(archive: Path, root: Path = REPO_ROOT) -> Path:
     return archive
 
 
+def code_digest(root: Path = REPO_ROOT) -> str:
+    """A digest of the shipped files under `root`: their paths and contents ("" if none)."""
+    files = shipped_files(root)
+    if not files:
+        return ""
+    digest = hashlib.sha256()
+    for rel in files:
+        digest.update(f"{rel.as_posix()}\0".encode())
+        digest.update((root / rel).read_bytes())
+    return digest.hexdigest()
+
+
 def _ship_code(spark: SparkSession) -> None:
-    """Ship assignors/ and jobs/ to the executors (a cluster has no copy of this repo).
+    """Ship assignors/ and jobs/ to the executors (a cluster has no copy of this repo), unless
+    their Python imports this very code already.
 
     When the code itself runs from an archive (`--py-files planner.zip`), Spark already
-    distributes it and there is nothing to add.
+    distributes it and there is nothing to add. An archive of the sources comes first on the
+    workers' path: it would shadow a compiled core they have (`make core` on a local run, the
+    environment of `--archives dist/planner-env.tar.gz#environment` on a cluster).
     """
     if not all((REPO_ROOT / package).is_dir() for package in PACKAGES):
         return
-    if (spark.sparkContext.master or "").startswith("local") and _workers_import(spark, REPO_ROOT):
-        # Local workers import this very checkout already, the compiled core (`make core`)
-        # included; an archive of its sources would come first on their path and shadow it.
+    where, digest = _workers_code(spark)
+    local = (spark.sparkContext.master or "").startswith("local")
+    if (local and where == str(REPO_ROOT)) or digest == code_digest():
         return
+    if digest:  # an installed planner of other files (an older environment)
+        log.warning(
+            "the executors' planner (%s) is not this checkout's: shipping its sources, which "
+            "run on the pure-Python core",
+            where,
+        )
     workdir = Path(tempfile.mkdtemp(prefix="planner-code-"))
     atexit.register(shutil.rmtree, workdir, ignore_errors=True)
     spark.sparkContext.addPyFile(str(write_archive(workdir / "planner_code.zip")))
 
 
-def _workers_import(spark: SparkSession, root: Path) -> bool:
-    """Whether a Python worker imports `assignors` and `jobs` from `root` (one tiny task)."""
-    where = str(root)
+def _workers_code(spark: SparkSession) -> tuple[str, str]:
+    """Where a Python worker imports `assignors` and `jobs` from (one tiny task), and the
+    `code_digest` of its files there; empty strings when it cannot import them or read them
+    (the packages in a zip), and no digest when the two come from different places."""
 
-    def probe(_: object) -> list[bool]:
+    def probe(_: object) -> list[tuple[str, str]]:
         try:
             import assignors
-            import jobs
-        except ImportError:  # not on the worker's path, or a stale compiled module
-            return [False]
-        return [
-            all(
-                str(Path(p.__file__ or "").resolve().parents[1]) == where for p in (assignors, jobs)
-            )
-        ]
+            import jobs.session
 
-    return all(spark.sparkContext.parallelize([0], 1).flatMap(probe).collect())
+            roots = {Path(p.__file__ or "").resolve().parents[1] for p in (assignors, jobs)}
+            if len(roots) != 1:  # from two places: not one copy of the planner
+                return [(str(Path(jobs.__file__ or "").resolve().parents[1]), "")]
+            (root,) = roots
+            return [(str(root), jobs.session.code_digest(root))]
+        except (ImportError, OSError):  # not on the worker's path, or a stale compiled module
+            return [("", "")]
+
+    ((where, digest),) = spark.sparkContext.parallelize([0], 1).flatMap(probe).collect()
+    return where, digest
 
 
 if __name__ == "__main__":  # `make dist`

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import dataclasses
 import gc
+import importlib.machinery
 import json
 import math
 import os
@@ -28,6 +29,7 @@ import pandas as pd
 import pyarrow as pa
 from pyspark.sql import types as T
 
+import assignors.planner
 from assignors import progress
 from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
 from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
@@ -418,6 +420,15 @@ PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, ROWS)
 # Beside the phases in a bucket's timing row: the peak memory of the process that planned it,
 # and the tally of the rows it wrote (`Tally`).
 PEAK_RSS_MIB, TALLY = "peak_rss_mib", "tally"
+# In a planned bucket's tally: which core planned it (`planning_core`).
+CORE, COMPILED, PURE = "core", "compiled", "pure"
+
+
+def planning_core() -> str:
+    """COMPILED when this process plans with the mypyc-compiled core (`make core`: Python
+    imported the extension modules beside the sources), PURE when it runs the `.py` files."""
+    path = assignors.planner.__file__ or ""
+    return COMPILED if path.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES)) else PURE
 
 
 def peak_rss_mib() -> float:
@@ -508,11 +519,16 @@ class _Output:
 
     def timing_row(self, clock: PhaseClock | None) -> tuple[str, str | None, str]:
         """The bucket's KIND_TIMING row: its phase seconds and the peak memory of its process
-        (none without `clock`), and the tally of the small rows so far."""
+        (none without `clock`), and the tally of the small rows so far, with the core that
+        planned them (CORE, only with `clock`: one per planned bucket)."""
         kinds = Counter(kind for kind, _, _ in self.small)
         rows = {kind: kinds[kind] for kind in sorted(kinds)}
-        timing = {} if clock is None else {**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}
-        return KIND_TIMING, None, _json({**timing, TALLY: self.tally.as_json(rows)})
+        tally = self.tally.as_json(rows)
+        timing = {}
+        if clock is not None:  # a planned bucket: its phases, memory and core
+            timing = {**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}
+            tally[CORE] = planning_core()
+        return KIND_TIMING, None, _json({**timing, TALLY: tally})
 
     def election(
         self,

@@ -1,14 +1,22 @@
 """A real Spark standalone cluster: a master and two workers on 127.0.0.1, started from the
-pyspark distribution, run the job submitted in client mode with the code shipped as
-`--py-files dist/planner.zip`, on executors whose Python has the pinned dependencies but not
-the project (.venv-exec). The output must equal a local run.
+pyspark distribution, run the job submitted in client mode, the code shipped both ways:
 
-`make test-cluster` runs it (it builds .venv-exec and dist/planner.zip first); elsewhere it is
-skipped. The daemons are always stopped (their process groups are killed), pass or fail.
+- `--py-files dist/planner.zip` (the sources), on executors whose Python has the pinned
+  dependencies but not the project (.venv-exec): they plan with the pure-Python core;
+- `--archives dist/planner-env.tar.gz#environment` with `spark.pyspark.python=
+  ./environment/bin/python`: the executors' Python is the archive's, and they plan with its
+  compiled core.
+
+Either output must equal a local run, and the manifest says which core planned the buckets.
+
+`make test-cluster` runs it (it builds .venv-exec, dist/planner.zip and
+dist/planner-env.tar.gz first); elsewhere it is skipped. The daemons are always stopped
+(their process groups are killed), pass or fail.
 """
 
 from __future__ import annotations
 
+import json
 import os
 import shutil
 import signal
@@ -277,3 +285,75 @@ def test_job_on_a_standalone_cluster_equals_a_local_run(  # type: ignore[no-unty
             ignore_nullable=True,
         )
     assert (out / "_manifest.json").exists()
+    # The sources alone: every bucket was planned by the pure-Python core, and the run says so.
+    cores = json.loads((out / "_manifest.json").read_text())["phases"]["core"]
+    assert cores["compiled"] == 0
+    assert cores["pure"] >= 1
+    assert f"core compiled 0/{cores['pure']}" in done.stdout + done.stderr
+
+
+def local_run(estate: Path, out: Path) -> None:
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    command = [str(PROJECT_PY), "-m", "jobs.plan_assignments", "--input", str(estate)]
+    subprocess.run(
+        [*command, "--output", str(out), "--ds", DS],
+        cwd=REPO,
+        env={**env, "SPARK_LOCAL_IP": "127.0.0.1"},
+        check=True,
+        capture_output=True,
+    )
+
+
+def test_executors_plan_with_the_compiled_core_of_the_shipped_environment(  # type: ignore[no-untyped-def]
+    spark, cluster: Cluster, exec_python: Path, tmp_path: Path
+) -> None:
+    archive = REPO / "dist" / "planner-env.tar.gz"
+    if not archive.exists():
+        pytest.fail("dist/planner-env.tar.gz is missing: run `make dist` (make test-cluster does)")
+    estate = tmp_path / "estate"
+    generate_estate(estate)
+
+    # The driver runs from a checkout of the sources (no compiled modules) on .venv-exec; the
+    # executors' Python is the archive's, whose planner is this code with its compiled core:
+    # the job must see that and ship nothing (a zip of the sources would shadow that core).
+    app = tmp_path / "app"
+    for name in ("assignors", "jobs", "conf"):
+        shutil.copytree(
+            REPO / name, app / name, ignore=shutil.ignore_patterns("*.so", "__pycache__")
+        )
+    (app / "dist").mkdir()
+    shutil.copy(archive, app / "dist" / archive.name)
+    out = tmp_path / "out-cluster"
+    submit = [
+        str(PROJECT_PY.parent / "spark-submit"),
+        *("--master", cluster.master_url, "--deploy-mode", "client"),
+        *("--archives", "dist/planner-env.tar.gz#environment"),
+        *("--conf", "spark.pyspark.python=./environment/bin/python"),
+        *("--conf", f"spark.pyspark.driver.python={exec_python}"),
+        *("--conf", "spark.executor.memory=512m", "--conf", "spark.cores.max=2"),
+        *("--driver-memory", "1g", "jobs/plan_assignments.py", "--config", "conf/planner.toml"),
+        *("--input", str(estate), "--output", str(out), "--ds", DS),
+    ]
+    # Nothing of this checkout on any Python's path but the app's copy and the archive.
+    env = {k: v for k, v in daemon_env(cluster.tmp).items() if k != "PYTHONPATH"}
+    done = subprocess.run(submit, cwd=app, env=env, capture_output=True, text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-5000:]
+
+    for worker in cluster.workers:
+        work = cluster.tmp / "work" / worker.name
+        assert list(work.glob("app-*/*/stderr")), f"{worker.name} ran no executor"
+        assert list(work.glob("app-*/*/environment/bin/python")), f"{worker.name}: no archive"
+    cores = json.loads((out / "_manifest.json").read_text())["phases"]["core"]
+    assert cores["pure"] == 0
+    assert cores["compiled"] >= 1
+    assert f"core compiled {cores['compiled']}/{cores['compiled']}" in done.stdout + done.stderr
+
+    local = tmp_path / "out-local"
+    local_run(estate, local)
+    for table in TABLES:
+        assert_df_equality(
+            spark.read.parquet(str(out / table)),
+            spark.read.parquet(str(local / table)),
+            ignore_row_order=True,
+            ignore_nullable=True,
+        )
