@@ -246,8 +246,9 @@ class SnapshotReadySensor(SnapshotDateTemplates, BaseSensorOperator):
         try:
             return super().execute(context)
         except AirflowSensorTimeout as exc:
+            day = snapshot_date(context)
             raise AirflowSensorTimeout(
-                f"snapshot for ds={snapshot_date(context)} is not complete: {self.marker} did not appear "
+                f"snapshot for ds={day} is not complete: {self.marker} did not appear "
                 f"within {self.timeout:g} s, so nothing was planned. Check the snapshot export, "
                 "or the run's snapshot_root/marker params."
             ) from exc
