@@ -28,8 +28,15 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
   output is locked by another run that is still alive) and 143 (terminated) are retried after
   `retry_delay`: a run that died without releasing its lock stops renewing it, and the lock
   expires `[output] lock_lease_s` (default 5 minutes) after its last renewal.
+- `snapshot_date` (YYYY-MM-DD) chooses the day; empty: the run's `ds`, or for a run without a
+  logical date (manual, or triggered by an asset) the day it was queued for. In this DAG's
+  templates `ds` is that date, so every path and `--ds` follow it; `previous_ds` is the day
+  before it.
+- A successful plan emits an event on the asset `kafka_assignment_plan` (PLAN_ASSET), the
+  day's `ds` and output folder in its extra: downstream DAGs schedule on it.
 - `spark_master` empty: the master of connection `spark_conn_id` (spark-submit must be on the
-  worker's PATH, as the provider requires). `python` empty: the interpreter spark-submit and
+  worker's PATH, as the provider requires); set: that master with the connection's other
+  settings (RUN_SPARK_CONN_ID below). `python` empty: the interpreter spark-submit and
   the cluster choose; set it to a Python that has the project's pinned runtime dependencies.
 """
 
