@@ -28,26 +28,44 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
   output is locked by another run that is still alive) and 143 (terminated) are retried after
   `retry_delay`: a run that died without releasing its lock stops renewing it, and the lock
   expires `[output] lock_lease_s` (default 5 minutes) after its last renewal.
+- `snapshot_date` (YYYY-MM-DD) chooses the day; empty: the run's `ds`, or for a run without a
+  logical date (manual, or triggered by an asset) the day it was queued for. In this DAG's
+  templates `ds` is that date, so every path and `--ds` follow it; `previous_ds` is the day
+  before it.
+- A successful plan emits an event on the asset `kafka_assignment_plan` (PLAN_ASSET), the
+  day's `ds` and output folder in its extra: downstream DAGs schedule on it.
 - `spark_master` empty: the master of connection `spark_conn_id` (spark-submit must be on the
-  worker's PATH, as the provider requires). `python` empty: the interpreter spark-submit and
+  worker's PATH, as the provider requires); set: that master with the connection's other
+  settings (RUN_SPARK_CONN_ID below). `python` empty: the interpreter spark-submit and
   the cluster choose; set it to a Python that has the project's pinned runtime dependencies.
 """
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
+import re
 import shlex
 import signal
 import subprocess
 import tempfile
 import threading
-from datetime import UTC, datetime, timedelta
+from collections.abc import Iterator
+from datetime import UTC, date, datetime, timedelta
 from pathlib import Path
 from typing import Any
 
 from airflow.providers.apache.spark.operators.spark_submit import SparkSubmitOperator
-from airflow.sdk import DAG, BaseHook, BaseSensorOperator, ObjectStoragePath, Param
+from airflow.sdk import (
+    DAG,
+    Asset,
+    BaseHook,
+    BaseSensorOperator,
+    Connection,
+    ObjectStoragePath,
+    Param,
+)
 from airflow.sdk.exceptions import (
     AirflowException,
     AirflowFailException,
@@ -93,9 +111,83 @@ EXPORT_RETRIED_EXIT_CODES = {
 IGNORED_EXTRAS = {"bootstrap.servers", "group.id"}
 # Values that never appear in a log line (the task log masks them if anything echoes them).
 SECRET_PROPERTIES = {"sasl.password", "sasl.jaas.config", "ssl.key.password"}
+# The planner's output root unless a run's output_root param names another, and the asset the
+# daily plans are published as. Each successful plan_assignments emits one event on it whose
+# extra names the day: {"ds", "output", "output_root", "snapshot"}. A downstream DAG schedules
+# on it (`schedule=[Asset(name="kafka_assignment_plan")]`) and reads the day's folder from its
+# triggering event's extra["output"] (a run with another output_root emits on the same asset;
+# its extra says where that run wrote).
+OUTPUT_ROOT = "/data/kafka-planner"
+PLAN_ASSET = Asset(name="kafka_assignment_plan", uri=f"file://{OUTPUT_ROOT}")
+# The connection id the Spark provider's hook is given. It is defined, as AIRFLOW_CONN_<ID>,
+# in the task's own process while the task submits: a copy of the run's spark_conn_id
+# connection, its master replaced by the spark_master param when that is set.
+RUN_SPARK_CONN_ID = "kafka_assignment_planner_run"
+# Where a failure's message names the job's exit code, most specific first. The provider's
+# hook raises "Cannot execute: <command>. Error code is: N." when spark-submit exits N (in
+# client mode, the job's own code), plus "Kubernetes spark exit code is: N" on Kubernetes
+# (the driver's); its Kubernetes API tracking raises "... exit_code=N reason=...".
+EXIT_CODE_PATTERNS = (
+    re.compile(r"Kubernetes spark exit code is: (-?\d+)"),
+    re.compile(r"\bexit_code=(-?\d+)"),
+    re.compile(r"Error code is: (-?\d+)"),
+    re.compile(r"\bexited (-?\d+)"),
+)
+# The tail of spark-submit's output that the hook appends to its message: the job's own log
+# lines, never read for a code.
+SUBMIT_OUTPUT_TAIL = "\nLast spark-submit output:"
 
 
-class SnapshotReadySensor(BaseSensorOperator):
+def snapshot_date(context: Any) -> str:
+    """The day a run snapshots and plans: the `snapshot_date` param when set, else the run's
+    `ds`, else the date the run was queued for (`run_after`: a manual run without a logical
+    date, or one triggered by an asset)."""
+    chosen = str((context.get("params") or {}).get("snapshot_date") or "").strip()
+    if chosen:
+        try:
+            if not re.fullmatch(r"\d{4}-\d{2}-\d{2}", chosen):
+                raise ValueError("not YYYY-MM-DD")
+            return date.fromisoformat(chosen).isoformat()
+        except ValueError as exc:
+            raise AirflowFailException(
+                f"snapshot_date {chosen!r} is not a date (YYYY-MM-DD): {exc}"
+            ) from exc
+    if context.get("ds"):
+        return str(context["ds"])
+    run_after = getattr(context.get("dag_run"), "run_after", None)
+    if run_after is not None:
+        return run_after.astimezone(UTC).strftime("%Y-%m-%d")
+    raise AirflowFailException("the run has no date: set the snapshot_date param (YYYY-MM-DD)")
+
+
+class SnapshotDateTemplates:
+    """In this DAG's templates `ds` (and `ds_nodash`) is the snapshot date (`snapshot_date`),
+    so a manual run given a date, and a run without a logical date, render the same paths as
+    a scheduled run; `previous_ds` is the day before it."""
+
+    def render_template_fields(self, context: Any, jinja_env: Any = None) -> None:
+        day = snapshot_date(context)
+        previous = (date.fromisoformat(day) - timedelta(days=1)).isoformat()
+        dated = {**context, "ds": day, "ds_nodash": day.replace("-", ""), "previous_ds": previous}
+        super().render_template_fields(dated, jinja_env)  # type: ignore[misc]
+
+
+def exit_code(exc: BaseException) -> int | None:
+    """The exit code a failure's message (or its cause's) names, if any."""
+    seen: set[int] = set()
+    error: BaseException | None = exc
+    while error is not None and id(error) not in seen:
+        seen.add(id(error))
+        head = str(error).split(SUBMIT_OUTPUT_TAIL, 1)[0]
+        for pattern in EXIT_CODE_PATTERNS:
+            match = pattern.search(head)
+            if match:
+                return int(match.group(1))
+        error = error.__cause__ or error.__context__
+    return None
+
+
+class SnapshotReadySensor(SnapshotDateTemplates, BaseSensorOperator):
     """Makes the day's snapshot ready. By default waits for `marker` (a plain path or an
     ObjectStoragePath URL such as `s3://conn_id@bucket/key`) to exist. With
     `bootstrap_servers` set it exports the snapshot into `snapshot` itself instead
@@ -161,8 +253,9 @@ class SnapshotReadySensor(BaseSensorOperator):
         try:
             return super().execute(context)
         except AirflowSensorTimeout as exc:
+            day = snapshot_date(context)
             raise AirflowSensorTimeout(
-                f"snapshot for ds={context['ds']} is not complete: {self.marker} did not appear "
+                f"snapshot for ds={day} is not complete: {self.marker} did not appear "
                 f"within {self.timeout:g} s, so nothing was planned. Check the snapshot export, "
                 "or the run's snapshot_root/marker params."
             ) from exc
@@ -297,7 +390,7 @@ class SnapshotReadySensor(BaseSensorOperator):
                 self.snapshot,
                 len(meta.get("groups_exported", [])),
             )
-        self.log.info("snapshot for ds=%s exported to %s", context["ds"], self.snapshot)
+        self.log.info("snapshot for ds=%s exported to %s", snapshot_date(context), self.snapshot)
 
 
 def property_value(value: Any) -> str:
@@ -312,25 +405,47 @@ def render_properties(props: dict[str, str]) -> str:
     return "".join(f"{key}={value}\n" for key, value in sorted(props.items()))
 
 
-class PlannerSubmitOperator(SparkSubmitOperator):
+class PlannerSubmitOperator(SnapshotDateTemplates, SparkSubmitOperator):
     """SparkSubmitOperator whose connection id and master come from templates (DAG params),
-    that drops options left empty, and that does not retry the job's final exit codes."""
+    that drops options left empty, does not retry the job's final exit codes, and puts
+    `outlet_extra` on the events of its outlet assets.
 
-    template_fields = (*SparkSubmitOperator.template_fields, "spark_conn_id", "spark_master")
+    The provider takes the master from its connection only, and its connection id is fixed
+    when the DAG is parsed: the hook is given `RUN_SPARK_CONN_ID`, which this task defines in
+    its own process (an `AIRFLOW_CONN_` variable, Airflow's environment secrets backend) from
+    connection `spark_conn_id` and `spark_master`. The hook then derives everything else
+    (YARN, Kubernetes, standalone driver tracking) from that connection as it always does.
+    The exit code is read from the failure's message (`exit_code`)."""
 
-    def __init__(self, *, spark_conn_id: str, spark_master: str = "", **kwargs: Any) -> None:
-        super().__init__(**kwargs)
+    template_fields = (
+        *SparkSubmitOperator.template_fields,
+        "spark_conn_id",
+        "spark_master",
+        "outlet_extra",
+    )
+
+    def __init__(
+        self,
+        *,
+        spark_conn_id: str,
+        spark_master: str = "",
+        outlet_extra: dict[str, Any] | None = None,
+        **kwargs: Any,
+    ) -> None:
+        super().__init__(conn_id=RUN_SPARK_CONN_ID, **kwargs)
         self.spark_conn_id = spark_conn_id
         self.spark_master = spark_master
+        self.outlet_extra = outlet_extra or {}
+        self._connection_defined = False
 
     def execute(self, context: Any) -> None:
         self.conf = {k: v for k, v in (self.conf or {}).items() if v not in ("", None)}
         self.application_args = drop_empty_options(self.application_args or [])
         try:
-            super().execute(context)
-        except AirflowException as exc:
-            process = getattr(self._hook, "_submit_sp", None)
-            code = getattr(process, "returncode", None)
+            with self.spark_connection():
+                super().execute(context)
+        except Exception as exc:
+            code = exit_code(exc)
             if code in FINAL_EXIT_CODES:
                 raise AirflowFailException(
                     f"the planner exited {code}: {FINAL_EXIT_CODES[code]}; not retrying"
@@ -340,20 +455,71 @@ class PlannerSubmitOperator(SparkSubmitOperator):
                     f"the planner exited {code}: {RETRIED_EXIT_CODES[code]}; retried later"
                 ) from exc
             raise
+        self.publish(context)
+
+    def publish(self, context: Any) -> None:
+        """`outlet_extra` on the event of each outlet asset (emitted when the task succeeds)."""
+        events = context.get("outlet_events")
+        if events is None or not self.outlet_extra:
+            return
+        for outlet in self.outlets:
+            if isinstance(outlet, Asset):
+                events[outlet].extra.update(self.outlet_extra)
+                self.log.info("asset %s: %s", outlet.name, json.dumps(self.outlet_extra))
+
+    def run_connection(self) -> Connection:
+        """Connection `spark_conn_id` as the hook reads it (type, host, port, extras: never a
+        login or password), its master replaced by `spark_master` when that is set."""
+        base: Connection | None = None
+        if self.spark_conn_id:
+            try:
+                base = BaseHook.get_connection(self.spark_conn_id)
+            except AirflowNotFoundException:
+                base = None
+        extra = base.extra if base is not None else None
+        if self.spark_master:
+            return Connection(
+                conn_id=RUN_SPARK_CONN_ID, conn_type="spark", host=self.spark_master, extra=extra
+            )
+        if base is None:
+            self.log.warning(
+                "Spark connection %r is not defined and spark_master is empty: spark-submit "
+                "gets the provider's default master, yarn",
+                self.spark_conn_id,
+            )
+            return Connection(conn_id=RUN_SPARK_CONN_ID, conn_type="spark", host="yarn")
+        return Connection(
+            conn_id=RUN_SPARK_CONN_ID,
+            conn_type=base.conn_type,
+            host=base.host,
+            port=base.port,
+            extra=extra,
+        )
+
+    @contextlib.contextmanager
+    def spark_connection(self) -> Iterator[None]:
+        """`RUN_SPARK_CONN_ID` defined in this process (and restored after)."""
+        if self._connection_defined:
+            yield
+            return
+        name = f"AIRFLOW_CONN_{RUN_SPARK_CONN_ID.upper()}"
+        saved = os.environ.get(name)
+        os.environ[name] = self.run_connection().as_json()
+        self._connection_defined = True
+        try:
+            yield
+        finally:
+            self._connection_defined = False
+            if saved is None:
+                os.environ.pop(name, None)
+            else:
+                os.environ[name] = saved
 
     def _get_hook(self) -> Any:
-        self._conn_id = self.spark_conn_id  # rendered from the params by now
-        hook = super()._get_hook()
-        if self.spark_master:
-            # The provider takes the master from the connection only; a run may override it.
-            hook._connection["master"] = self.spark_master
-            hook._is_yarn = "yarn" in self.spark_master
-            hook._is_yarn_cluster_mode = (
-                hook._is_yarn and hook._connection["deploy_mode"] == "cluster"
-            )
-            hook._is_kubernetes = "k8s" in self.spark_master
-            hook._should_track_driver_status = hook._resolve_should_track_driver_status()
-        return hook
+        # The provider's factory of its hook, wrapped only so that a hook built outside
+        # execute (on_kill before a submit, a test) resolves the run's connection too.
+        with self.spark_connection():
+            return super()._get_hook()
 
 
 def drop_empty_options(args: list[Any]) -> list[Any]:
@@ -388,8 +554,15 @@ with DAG(
             type="string",
             description="The day's snapshot is <snapshot_root>/ds=<ds> (a path or URL)",
         ),
+        "snapshot_date": Param(
+            "",
+            type="string",
+            pattern=r"^(\d{4}-\d{2}-\d{2})?$",
+            description="The day to snapshot and plan (YYYY-MM-DD); empty: the run's ds, or "
+            "for a run without a logical date (manual, asset-triggered) the day it was queued",
+        ),
         "output_root": Param(
-            "/data/kafka-planner",
+            OUTPUT_ROOT,
             type="string",
             description="The day's output goes to <output_root>/ds=<ds>, replaced as a whole",
         ),
@@ -492,9 +665,18 @@ with DAG(
             "{{ params.strategies }}",
             "--config",
             "{{ params.config }}",
+            # When the job reads the previous day's output, this one line passes it:
+            # "--previous", "{{ params.output_root }}/ds={{ previous_ds }}",
         ],
         conf={"spark.pyspark.python": "{{ params.python }}"},
         name="kafka-assignment-planner-{{ ds }}",
+        outlets=[PLAN_ASSET],
+        outlet_extra={
+            "ds": "{{ ds }}",
+            "output": "{{ params.output_root }}/ds={{ ds }}",
+            "output_root": "{{ params.output_root }}",
+            "snapshot": "{{ params.snapshot_root }}/ds={{ ds }}",
+        },
         retries=2,
         retry_delay=timedelta(minutes=10),
         execution_timeout=timedelta(hours=4),

@@ -31,13 +31,25 @@ import json, sys
 from datetime import datetime, timezone
 from airflow.dag_processing.dagbag import DagBag
 
+from airflow.models.asset import AssetEvent
+from airflow.utils.session import create_session
+
 dag = DagBag(dag_folder=sys.argv[1]).dags[sys.argv[2]]
-run = dag.test(
-    logical_date=datetime.fromisoformat(sys.argv[3]).replace(tzinfo=timezone.utc),
-    run_conf=json.loads(sys.argv[4]),
+# "none": a run without a logical date, as a manual or an asset-triggered run may be
+logical_date = (
+    None
+    if sys.argv[3] == "none"
+    else datetime.fromisoformat(sys.argv[3]).replace(tzinfo=timezone.utc)
 )
+run = dag.test(logical_date=logical_date, run_conf=json.loads(sys.argv[4]))
 tasks = {ti.task_id: [str(ti.state), ti.try_number] for ti in run.get_task_instances()}
-print("RESULT " + json.dumps({"state": str(run.state), "tasks": tasks}))
+with create_session() as session:
+    events = [
+        {"name": e.asset.name, "uri": e.asset.uri, "task_id": e.source_task_id, "extra": e.extra}
+        for e in session.query(AssetEvent).filter_by(source_dag_id=dag.dag_id)
+        if e.source_run_id == run.run_id
+    ]
+print("RESULT " + json.dumps({"state": str(run.state), "tasks": tasks, "events": events}))
 """
 
 
@@ -138,6 +150,208 @@ def test_exit_codes_fail_at_once_or_are_retried(
         operator.execute({})
     assert isinstance(caught.value, AirflowFailException) is final
     assert ("not retrying" if final else "retried later") in str(caught.value)
+
+
+def dag_module() -> Any:
+    sys.path.insert(0, str(DAGS))
+    try:
+        import kafka_assignment_planner
+    finally:
+        sys.path.remove(str(DAGS))
+    return kafka_assignment_planner
+
+
+def test_exit_code_is_read_from_the_providers_messages() -> None:
+    """The codes as the Spark provider's hook and its backends word their failures; the tail
+    of spark-submit's output (the job's own log lines) is never read for one."""
+    from airflow.sdk.exceptions import AirflowException
+
+    exit_code = dag_module().exit_code
+    submit = "Cannot execute: spark-submit --master local[2] a.py --ds 2026-11-22. Error code is:"
+    tail = "\nLast spark-submit output:\nthe planner exited 4 (locked)"
+    assert exit_code(AirflowException(f"{submit} 2.{tail}")) == 2
+    assert exit_code(AirflowException(f"{submit} 143.")) == 143
+    k8s = f"{submit} 1. Kubernetes spark exit code is: 3{tail}"
+    assert exit_code(AirflowException(k8s)) == 3  # the driver's code, not spark-submit's
+    no_k8s_code = f"{submit} 1. Kubernetes spark exit code is: None"
+    assert exit_code(AirflowException(no_k8s_code)) == 1
+    polled = RuntimeError("Spark application app-1 failed (phase=Failed exit_code=2 reason=Error)")
+    assert exit_code(polled) == 2
+    assert exit_code(RuntimeError("Driver driver-1 exited with status FAILED")) is None
+    assert exit_code(AirflowException(f"no driver id is known{tail}")) is None
+    outer = RuntimeError("submit failed")
+    outer.__cause__ = AirflowException(f"{submit} 4.")
+    assert exit_code(outer) == 4
+
+
+FAKE_SPARK_SUBMIT = """#!/bin/sh
+printf '%s\\n' "$@" > "$FAKE_ARGS"
+echo "the planner exited 4 (a line of the job's own log)"
+exit "$FAKE_EXIT"
+"""
+
+
+@pytest.mark.parametrize(("code", "final"), [(0, None), (2, True), (3, True), (4, False)])
+def test_the_provider_submits_with_the_runs_master_and_reports_the_code(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path, code: int, final: bool | None
+) -> None:
+    """The provider's own execute and hook, spark-submit a stand-in on PATH: the run's master
+    replaces the connection's, the connection's other extras stay, the exit code is read from
+    the hook's message, and the per-run connection is gone afterwards."""
+    from airflow.sdk.exceptions import AirflowException, AirflowFailException
+
+    module = dag_module()
+    binary = tmp_path / "spark-submit"
+    binary.write_text(FAKE_SPARK_SUBMIT)
+    binary.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ['PATH']}")
+    monkeypatch.setenv("FAKE_ARGS", str(tmp_path / "args"))
+    monkeypatch.setenv("FAKE_EXIT", str(code))
+    extra = {"deploy-mode": "client", "queue": "planning"}
+    conn = json.dumps({"conn_type": "spark", "host": "yarn", "extra": extra})
+    monkeypatch.setenv("AIRFLOW_CONN_PLANNER_YARN", conn)
+    operator = module.PlannerSubmitOperator(
+        task_id="t",
+        spark_conn_id="planner_yarn",
+        spark_master="local[1]",
+        application="a.py",
+        application_args=["--ds", "2026-11-22", "--config", ""],
+    )
+    if final is None:
+        operator.execute({})
+    else:
+        with pytest.raises(AirflowException) as caught:
+            operator.execute({})
+        assert isinstance(caught.value, AirflowFailException) is final
+        assert f"the planner exited {code}" in str(caught.value)
+    args = (tmp_path / "args").read_text().split("\n")
+    assert args[:2] == ["--master", "local[1]"]
+    assert args[args.index("--queue") + 1] == "planning"
+    assert args[args.index("--deploy-mode") + 1] == "client"
+    assert args[args.index("a.py") :][:3] == ["a.py", "--ds", "2026-11-22"]
+    assert f"AIRFLOW_CONN_{module.RUN_SPARK_CONN_ID.upper()}" not in os.environ
+
+
+def test_an_undefined_connection_without_a_master_gets_the_providers_default() -> None:
+    module = dag_module()
+    operator = module.PlannerSubmitOperator(
+        task_id="t", spark_conn_id="planner_not_defined", application="a.py"
+    )
+    assert operator.run_connection().host == "yarn"
+    operator.spark_master = "local[2]"
+    assert operator.run_connection().host == "local[2]"
+
+
+def test_the_dag_publishes_the_days_plan_as_an_asset() -> None:
+    from airflow.sdk import Asset
+
+    module = dag_module()
+    _, dag = load_dag()
+    plan = dag.get_task("plan_assignments")
+    assert plan.outlets == [Asset(name="kafka_assignment_plan", uri="file:///data/kafka-planner")]
+    assert plan.outlet_extra == {
+        "ds": "{{ ds }}",
+        "output": "{{ params.output_root }}/ds={{ ds }}",
+        "output_root": "{{ params.output_root }}",
+        "snapshot": "{{ params.snapshot_root }}/ds={{ ds }}",
+    }
+    assert dag.get_task("wait_for_snapshot").outlets == []
+
+    class Event:
+        def __init__(self) -> None:
+            self.extra: dict[str, Any] = {}
+
+    events: dict[Any, Event] = {}
+    operator = module.PlannerSubmitOperator(
+        task_id="p",
+        spark_conn_id="c",
+        application="a.py",
+        outlets=[module.PLAN_ASSET],
+        outlet_extra={"ds": "2026-11-22", "output": "/o/ds=2026-11-22"},
+    )
+    operator.publish({"outlet_events": _AutoDict(events, Event)})
+    assert events[module.PLAN_ASSET].extra == {"ds": "2026-11-22", "output": "/o/ds=2026-11-22"}
+
+
+class _AutoDict(dict):  # type: ignore[type-arg]
+    """outlet_events as the task runner hands it: an event accessor per asset, made on use."""
+
+    def __init__(self, store: dict[Any, Any], factory: Any) -> None:
+        super().__init__()
+        self.store, self.factory = store, factory
+
+    def __getitem__(self, key: Any) -> Any:
+        return self.store.setdefault(key, self.factory())
+
+
+def render(task: Any, dag: Any, **context: Any) -> Any:
+    params = {name: dag.params[name] for name in dag.params}
+    params.update(context.pop("params", {}))
+    task.render_template_fields({"params": params, **context}, dag.get_template_env())
+    return task
+
+
+def test_snapshot_date_param_replaces_ds_in_every_path() -> None:
+    _, dag = load_dag()
+    conf = {"snapshot_date": "2026-10-01", "snapshot_root": "/s", "output_root": "/o"}
+    plan = render(dag.get_task("plan_assignments"), dag, ds="2026-11-22", params=conf)
+    args = " ".join(plan.application_args)
+    assert "--input /s/ds=2026-10-01 --output /o/ds=2026-10-01 --ds 2026-10-01" in args
+    assert plan.name == "kafka-assignment-planner-2026-10-01"
+    assert plan.outlet_extra["ds"] == "2026-10-01"
+    assert plan.outlet_extra["output"] == "/o/ds=2026-10-01"
+    _, dag = load_dag()
+    sensor = render(dag.get_task("wait_for_snapshot"), dag, ds="2026-11-22", params=conf)
+    assert sensor.marker == "/s/ds=2026-10-01/_SUCCESS"
+    assert sensor.snapshot == "/s/ds=2026-10-01"
+    assert sensor.export_args[:2] == ["--ds", "2026-10-01"]
+
+
+def test_snapshot_date_without_a_param_or_a_logical_date() -> None:
+    from datetime import UTC, datetime
+
+    from airflow.sdk.exceptions import AirflowFailException
+
+    snapshot_date = dag_module().snapshot_date
+
+    class Run:
+        run_after = datetime(2026, 11, 25, 23, 59, tzinfo=UTC)
+
+    assert snapshot_date({"params": {"snapshot_date": ""}, "ds": "2026-11-22"}) == "2026-11-22"
+    assert snapshot_date({"params": {"snapshot_date": "2026-10-01"}, "ds": "x"}) == "2026-10-01"
+    assert snapshot_date({"params": {}, "dag_run": Run()}) == "2026-11-25"  # no logical date
+    for bad in ("2026-02-30", "20261001", "yesterday"):
+        with pytest.raises(AirflowFailException, match="is not a date"):
+            snapshot_date({"params": {"snapshot_date": bad}})
+    with pytest.raises(AirflowFailException, match="set the snapshot_date param"):
+        snapshot_date({"params": {}})
+    _, dag = load_dag()
+    assert dag.params["snapshot_date"] == ""
+
+
+def test_the_previous_days_output_is_one_line_away() -> None:
+    """`previous_ds` (the day before the snapshot date) is in the templates' context, so the
+    job's --previous is one line of application_args."""
+    module = dag_module()
+    _, dag = load_dag()
+    operator = module.PlannerSubmitOperator(
+        task_id="p",
+        spark_conn_id="c",
+        application="a.py",
+        application_args=["--previous", "{{ params.output_root }}/ds={{ previous_ds }}"],
+    )
+    render(operator, dag, ds="2026-11-22", params={"output_root": "/o"})
+    assert operator.application_args == ["--previous", "/o/ds=2026-11-21"]
+    render(operator, dag, ds="2026-11-22", params={"snapshot_date": "2026-03-01"})
+    assert operator.application_args == ["--previous", "/o/ds=2026-11-21"]  # rendered once
+    fresh = module.PlannerSubmitOperator(
+        task_id="q",
+        spark_conn_id="c",
+        application="a.py",
+        application_args=["--previous", "{{ previous_ds }}"],
+    )
+    render(fresh, dag, ds="2026-11-22", params={"snapshot_date": "2026-03-01"})
+    assert fresh.application_args == ["--previous", "2026-02-28"]
 
 
 # --- dag.test() end to end ---------------------------------------------------------------
@@ -291,6 +505,44 @@ def test_bad_input_fails_at_once_without_retries(
     assert result["tasks"]["plan_assignments"] == ["failed", 1]
     assert "the planner exited 2: schema or configuration error" in log
     assert not (tmp_path / "planner" / f"ds={ds}").exists()
+
+
+def test_a_run_without_a_logical_date_plans_the_given_snapshot_date_and_publishes_it(
+    airflow_env: dict[str, str], tmp_path: Path
+) -> None:
+    """A manual run (no logical date, as an asset-triggered run has none either) given a
+    snapshot_date: that day's snapshot is planned into that day's folder, and the plan's
+    asset event names it."""
+    ds = "2026-11-19"
+    make_snapshot(tmp_path / "snapshots", ds)
+    result, log = run_dag(
+        airflow_env,
+        tmp_path,
+        "none",
+        snapshot_date=ds,
+        snapshot_root=str(tmp_path / "snapshots"),
+        output_root=str(tmp_path / "planner"),
+        poke_interval_seconds=1,
+        sensor_timeout_seconds=120,
+    )
+    assert result["state"] == "success", log[-5000:]
+    out = tmp_path / "planner" / f"ds={ds}"
+    manifest = json.loads((out / "_manifest.json").read_text())
+    assert manifest["ds"] == ds
+    assert manifest["groups"]["input"] == 20
+    assert result["events"] == [
+        {
+            "name": "kafka_assignment_plan",
+            "uri": "file:///data/kafka-planner",
+            "task_id": "plan_assignments",
+            "extra": {
+                "ds": ds,
+                "output": str(out),
+                "output_root": str(tmp_path / "planner"),
+                "snapshot": str(tmp_path / "snapshots" / f"ds={ds}"),
+            },
+        }
+    ]
 
 
 # --- the export step: a live cluster exported, then planned ---------------------------------
