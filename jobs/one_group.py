@@ -34,7 +34,7 @@ from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
-from jobs.config import ConfigError, PlannerConfig
+from jobs.settings.config import ConfigError, PlannerConfig
 
 Row = dict[str, Any]
 

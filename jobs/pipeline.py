@@ -28,7 +28,6 @@ from assignors.catalog.registry import (
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
 from jobs import assignment_files, fs, output, payload_files
-from jobs.config import ConfigError, PlannerConfig
 from jobs.guard import GuardSettings
 from jobs.inputs import read_inputs
 from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
@@ -51,6 +50,7 @@ from jobs.schemas import (
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
 )
+from jobs.settings.config import ConfigError, PlannerConfig
 from jobs.summary import strategy_summary, whatif_summary
 from jobs.together import together
 from jobs.udf import (

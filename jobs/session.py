@@ -13,7 +13,7 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs.config import PlannerConfig
+from jobs.settings.config import PlannerConfig
 
 log = logging.getLogger("planner")
 REPO_ROOT = Path(__file__).resolve().parent.parent

@@ -40,7 +40,7 @@ import pandas as pd
 
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
-from jobs.config import PlannerConfig
+from jobs.settings.config import PlannerConfig
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,

@@ -8,9 +8,9 @@ import os
 import sys
 
 from jobs import fs, preflight
-from jobs.config import PlannerConfig
 from jobs.report import write_report
 from jobs.session import build_session
+from jobs.settings.config import PlannerConfig
 
 log = logging.getLogger("jobs.report")
 

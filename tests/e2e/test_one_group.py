@@ -17,11 +17,11 @@ from typing import Any
 import pytest
 
 from jobs import group_read
-from jobs.config import load_config
 from jobs.group_view import CSV_COLUMNS, compact
 from jobs.one_group import table_rows
 from jobs.plan_assignments import run
 from jobs.plan_group import read_group
+from jobs.settings.config import load_config
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.e2e

@@ -27,7 +27,7 @@ from assignors.ownership import valid_owned
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupLoad, balanced_loads, plan_group
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.weighted import assign_by_load
-from jobs.config import ConfigError, load_config
+from jobs.settings.config import ConfigError, load_config
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,

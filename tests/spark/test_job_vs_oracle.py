@@ -21,10 +21,10 @@ from pyspark.sql.types import IntegerType, LongType
 import jobs.pipeline
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
-from jobs.config import PlannerConfig
 from jobs.pipeline import STAGED, STAGED_ROWS, has_weights
 from jobs.plan_assignments import run
 from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
+from jobs.settings.config import PlannerConfig
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,

@@ -26,10 +26,10 @@ from assignors.planner import BALANCE_BY
 from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
-from jobs import limits
-from jobs.limits import DEFAULT_LEASE_S
+from jobs.settings import limits
+from jobs.settings.limits import DEFAULT_LEASE_S
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "planner.toml"
 
 # The known keys of each section. A feature with a new setting adds its key here.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
@@ -151,7 +151,7 @@ def _str_list(
 
 
 def _ranged(table: dict[str, Any], section: str, key: str, default: int, src: str) -> int:
-    """A numeric setting within its documented range (jobs/limits.py)."""
+    """A numeric setting within its documented range (jobs/settings/limits.py)."""
     try:
         return limits.checked(table, section, key, default, src)
     except ValueError as exc:
