@@ -5,7 +5,7 @@ With a local output the buckets write their assignment rows as Parquet themselve
 own hash partitioning of the table, `pmod(hash(group_id, partition), files)`, which
 `spark_file_index` computes as Spark's Murmur3 does. One task per output file then reads its
 rows from every bucket's file, repeats the shared rows once per strategy they stand for (see
-`jobs.schemas.SHARED_SEPARATOR`), sorts them and writes one Parquet file per strategy: the
+`jobs.tables.schemas.SHARED_SEPARATOR`), sorts them and writes one Parquet file per strategy: the
 rows, files and order that `jobs.pipeline.sorted_for_write` and `partitionBy("strategy")`
 give through Spark, with the same schema and the same Spark metadata in each file.
 
@@ -31,8 +31,8 @@ import pyarrow as pa
 import pyarrow.compute as pc
 from pyspark.sql import types as T
 
-from jobs.schemas import ASSIGNMENTS_FIELDS, PAYLOAD, ROUND_SEPARATOR, SHARED_SEPARATOR
-from jobs.schemas import struct as spark_struct
+from jobs.tables.schemas import ASSIGNMENTS_FIELDS, PAYLOAD, ROUND_SEPARATOR, SHARED_SEPARATOR
+from jobs.tables.schemas import struct as spark_struct
 
 # The output file index of each row of a bucket's rows file (see `spark_file_index`).
 FILE_INDEX = "file"

@@ -24,10 +24,10 @@ from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 from jobs.output.lock import check_free
 from jobs.pipeline import check_strategies, run
-from jobs.schemas import SchemaError
 from jobs.session import build_session
 from jobs.settings.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
 from jobs.summary import format_summary
+from jobs.tables.schemas import SchemaError
 
 log = logging.getLogger("planner")
 EXIT_OK = 0

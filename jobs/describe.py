@@ -19,8 +19,8 @@ import os
 import sys
 from typing import Any
 
-from jobs import group_read
 from jobs.group_view import build_view, render
+from jobs.tables import group_read
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 

@@ -107,7 +107,7 @@ def run_settings(
     )
 
 
-# `topic_partitions` as the catalog reads it (`jobs.group_read` reads it under these types).
+# `topic_partitions` as the catalog reads it (`jobs.tables.group_read` reads it under these types).
 TOPIC_PARTITIONS_ARROW = pa.schema(
     [
         ("topic", pa.string()),

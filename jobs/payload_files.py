@@ -1,7 +1,7 @@
 """`balance_metrics` and `rebalance_costs` of a local output, written by pyarrow.
 
 The rows of these tables travel from the buckets as text payloads beside the assignment rows
-(`jobs.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
+(`jobs.tables.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
 staged as Parquet with them. Through Spark, each table is a parse of every payload in the
 JVM, a shuffle by `group_id` and a row sort per output file. With a local output, one task
 per output file instead reads the staged payloads of these tables once, keeps the rows of
@@ -34,7 +34,7 @@ from jobs.assignment_files import (
     spark_pmod,
     whole_file,
 )
-from jobs.schemas import (
+from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,
@@ -61,7 +61,7 @@ def group_file_index(group_ids: pa.Array, files: int) -> np.ndarray:
 
 
 def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
-    """`rebalance_costs` columns from their payloads (`jobs.schemas.costs_payload`): split
+    """`rebalance_costs` columns from their payloads (`jobs.tables.schemas.costs_payload`): split
     into COSTS_PAYLOAD_COLUMNS parts at most (the strategy last keeps any comma), an empty
     value is null, then cast to the column's type, as `jobs.pipeline.split_output` does."""
     n = len(COSTS_PAYLOAD_COLUMNS)

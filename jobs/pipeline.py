@@ -29,10 +29,12 @@ from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
 from jobs import assignment_files, fs, output, payload_files
 from jobs.guard import GuardSettings
-from jobs.inputs import read_inputs
-from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
 from jobs.one_group import catalog_of, whatif_settings
-from jobs.schemas import (
+from jobs.settings.config import ConfigError, PlannerConfig
+from jobs.summary import strategy_summary, whatif_summary
+from jobs.tables.inputs import read_inputs
+from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
+from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     CURRENT_ASSIGNMENT,
     KIND_ASSIGNMENT,
@@ -50,8 +52,6 @@ from jobs.schemas import (
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
 )
-from jobs.settings.config import ConfigError, PlannerConfig
-from jobs.summary import strategy_summary, whatif_summary
 from jobs.together import together
 from jobs.udf import (
     KIND_MEMBER,

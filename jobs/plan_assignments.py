@@ -18,9 +18,9 @@ if __package__ in (None, ""):  # run as a script by spark-submit: make `jobs` im
     sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from jobs.cli import main, parse_args
-from jobs.manifest import Manifest
 from jobs.pipeline import run
 from jobs.summary import format_summary
+from jobs.tables.manifest import Manifest
 
 __all__ = ["Manifest", "format_summary", "main", "parse_args", "run"]
 

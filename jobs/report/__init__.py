@@ -20,10 +20,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from jobs import fs
-from jobs.manifest import Manifest
 from jobs.report.context import started_context
 from jobs.report.render import render
 from jobs.report.tables import REPORT_FILE, read_manifest
+from jobs.tables.manifest import Manifest
 
 __all__ = ["REPORT_FILE", "started_report", "write_report"]
 

@@ -17,8 +17,8 @@ from helpers.estate import member, write_estate
 
 from jobs import fs
 from jobs.plan_assignments import run
-from jobs.schemas import SchemaError
 from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import SchemaError
 from tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e

@@ -15,7 +15,7 @@ from jobs import payload_files
 from jobs.assignment_files import spark_string_hash, spark_string_hashes
 from jobs.payload_files import group_file_index, write_files
 from jobs.pipeline import SORT_KEYS
-from jobs.schemas import (
+from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,

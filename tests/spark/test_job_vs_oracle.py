@@ -23,8 +23,8 @@ from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
 from jobs.pipeline import STAGED, STAGED_ROWS, has_weights
 from jobs.plan_assignments import run
-from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from jobs.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,

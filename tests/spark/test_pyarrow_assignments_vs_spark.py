@@ -21,8 +21,8 @@ from jobs import assignment_files, payload_files
 from jobs.assignment_files import partition_folder, spark_file_index
 from jobs.payload_files import group_file_index
 from jobs.plan_assignments import run
-from jobs.schemas import OUTPUT_SCHEMAS
 from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import OUTPUT_SCHEMAS
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark

@@ -176,7 +176,7 @@ def conform(
             cols.append(df[name])
         elif _is_unsigned_long(dtype) and isinstance(expected, T.IntegerType):
             # partition, generation: values above 2^63-1 are refused when the files are
-            # checked (jobs.inputs); the rest fit a bigint, and the planner reports those
+            # checked (jobs.tables.inputs); the rest fit a bigint, and the planner reports those
             # beyond int range as it does for a bigint column.
             cols.append(df[name].cast(LONG).alias(name))
         elif isinstance(dtype, _FLOATS) and not isinstance(expected, T.DoubleType):
