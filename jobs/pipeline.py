@@ -27,9 +27,10 @@ from assignors.catalog.registry import (
 )
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
-from jobs import assignment_files, fs, output, payload_files
+from jobs import fs, output
 from jobs.guard import GuardSettings
 from jobs.one_group import catalog_of, whatif_settings
+from jobs.output import assignment_files, payload_files
 from jobs.settings.config import ConfigError, PlannerConfig
 from jobs.summary import strategy_summary, whatif_summary
 from jobs.tables.inputs import read_inputs

@@ -50,9 +50,9 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
-from jobs.assignment_files import ARROW_TYPES, FILE_INDEX, runs, spark_file_index, whole_file
 from jobs.guard import GuardSettings, guarded
 from jobs.one_group import plan_one
+from jobs.output.assignment_files import ARROW_TYPES, FILE_INDEX, runs, spark_file_index, whole_file
 from jobs.tables.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,

@@ -11,9 +11,9 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs import payload_files
-from jobs.assignment_files import spark_string_hash, spark_string_hashes
-from jobs.payload_files import group_file_index, write_files
+from jobs.output import payload_files
+from jobs.output.assignment_files import spark_string_hash, spark_string_hashes
+from jobs.output.payload_files import group_file_index, write_files
 from jobs.pipeline import SORT_KEYS
 from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,

@@ -26,7 +26,7 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.assignment_files import (
+from jobs.output.assignment_files import (
     mark_written,
     per_file_job,
     spark_file_schema,
