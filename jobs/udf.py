@@ -52,7 +52,8 @@ from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
 from jobs.guard import GuardSettings, guarded
 from jobs.one_group import plan_one
-from jobs.output.assignment_files import ARROW_TYPES, FILE_INDEX, runs, spark_file_index, whole_file
+from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
+from jobs.output.spark_layout import ARROW_TYPES, spark_file_index
 from jobs.tables.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,

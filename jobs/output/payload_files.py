@@ -8,7 +8,7 @@ per output file instead reads the staged payloads of these tables once, keeps th
 its file (Spark's `pmod(hash(group_id), files)`, as `repartition(files, "group_id")` sends
 them), parses them with pyarrow, sorts them by the table's sort keys and writes the file:
 the rows, files and order that `jobs.pipeline.sorted_for_write` gives, with Spark's schema
-in the footer (`assignment_files.spark_file_schema`).
+in the footer (`spark_layout.spark_file_schema`).
 
 Why: on a 100,000-group run with every what-if scenario (700,000 metrics rows, 2.4M cost
 rows) Spark's parse, shuffle and sort of these two tables took about 26 s of task time on
@@ -26,13 +26,11 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.output.assignment_files import (
+from jobs.output.assignment_files import per_file_job, whole_file
+from jobs.output.spark_layout import (
+    group_file_index,
     mark_written,
-    per_file_job,
     spark_file_schema,
-    spark_group_hashes,
-    spark_pmod,
-    whole_file,
 )
 from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
@@ -53,11 +51,6 @@ ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
 # the staged rows of every table it writes (payloads and group ids, about 100 bytes a row
 # at the peak): at most about 2 GB for the two tables.
 MAX_ROWS = 10_000_000
-
-
-def group_file_index(group_ids: pa.Array, files: int) -> np.ndarray:
-    """Each row's output file: Spark's `pmod(hash(group_id), files)`."""
-    return spark_pmod(spark_group_hashes(group_ids), files)
 
 
 def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:

@@ -11,7 +11,8 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 import jobs.udf
-from jobs.output.assignment_files import FILE_INDEX, file_schema, spark_file_index, write_file
+from jobs.output.assignment_files import FILE_INDEX, file_schema, write_file
+from jobs.output.spark_layout import spark_file_index
 from jobs.pipeline import PARTITION_KEYS, SORT_KEYS
 from jobs.tables.schemas import ROUND_SEPARATOR, SHARED_SEPARATOR
 from tests.jobs.test_udf import TOPICS, bucket, ctx

@@ -12,8 +12,8 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.output import payload_files
-from jobs.output.assignment_files import spark_string_hash, spark_string_hashes
-from jobs.output.payload_files import group_file_index, write_files
+from jobs.output.payload_files import write_files
+from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
 from jobs.pipeline import SORT_KEYS
 from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,

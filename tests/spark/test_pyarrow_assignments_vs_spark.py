@@ -18,8 +18,7 @@ from pyspark.sql import functions as F
 
 import jobs.pipeline
 from jobs.output import assignment_files, payload_files
-from jobs.output.assignment_files import partition_folder, spark_file_index
-from jobs.output.payload_files import group_file_index
+from jobs.output.spark_layout import group_file_index, partition_folder, spark_file_index
 from jobs.plan_assignments import run
 from jobs.settings.config import PlannerConfig
 from jobs.tables.schemas import OUTPUT_SCHEMAS
