@@ -108,7 +108,7 @@ submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 .PHONY: dist
 dist: $(STAMP) ## dist/planner.zip: the code to ship with spark-submit --py-files
 	@mkdir -p dist && rm -f dist/planner.zip
-	$(PY) -m jobs.session dist/planner.zip  # tools/ is not shipped
+	$(PY) -m jobs.plan.session dist/planner.zip  # tools/ is not shipped
 
 .PHONY: test
 test: chromium lint typecheck test-main test-pure test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-pure, test-cluster, test-airflow

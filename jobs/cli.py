@@ -23,10 +23,10 @@ from jobs import output, preflight
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 from jobs.output.lock import check_free
-from jobs.pipeline import check_strategies, run
-from jobs.session import build_session
+from jobs.plan.pipeline import check_strategies, run
+from jobs.plan.session import build_session
+from jobs.plan.summary import format_summary
 from jobs.settings.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
-from jobs.summary import format_summary
 from jobs.tables.schemas import SchemaError
 
 log = logging.getLogger("planner")

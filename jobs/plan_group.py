@@ -4,7 +4,7 @@ and pyarrow (no Spark), and try an operator's change on it.
     python -m jobs.plan_group --input DIR --group G [--config FILE] [--strategies a,b]
         [--format table|json|csv] [--what-if EXPR ...]
 
-The group is planned exactly as the estate job plans it (`jobs.one_group`): same config,
+The group is planned exactly as the estate job plans it (`jobs.plan.one_group`): same config,
 same strategies and plugins, same rows. `--what-if` (repeatable; see `assignors.whatif.changes`)
 applies a change to each strategy's plan and shows the next rebalance and its cost.
 Exit codes: 0 planned; 2 not a planner input, configuration error, no such group, or a
@@ -28,7 +28,7 @@ from assignors.model import TopicMetadata
 from assignors.whatif.changes import Change, change_cost, change_topics, check_changes, parse_change
 from assignors.whatif.group import strategy_plans
 from jobs.group_view import build_view, compact, render
-from jobs.one_group import (
+from jobs.plan.one_group import (
     GroupResult,
     member_rows,
     plan_one,

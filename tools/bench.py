@@ -36,8 +36,8 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import fs, output
-from jobs.pipeline import run, sorted_for_write
-from jobs.session import build_session
+from jobs.plan.pipeline import run, sorted_for_write
+from jobs.plan.session import build_session
 from jobs.settings.config import PlannerConfig, load_config
 from jobs.tables.inputs import read_table
 from jobs.tables.schemas import INPUT_TABLES, OUTPUT_TABLES

@@ -97,7 +97,7 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(repeat):
         gc.collect()
-        gc.disable()  # as the job plans a bucket (jobs/udf.py)
+        gc.disable()  # as the job plans a bucket (jobs/plan/udf.py)
         try:
             start = time.process_time()
             fn()

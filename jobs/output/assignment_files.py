@@ -1,12 +1,12 @@
 """The `assignments` table of a local output, written by the executors' Python with pyarrow.
 
 With a local output the buckets write their assignment rows as Parquet themselves
-(`jobs.udf.write_rows`), each row with the index of the output file it belongs in: Spark's
+(`jobs.plan.udf.write_rows`), each row with the index of the output file it belongs in: Spark's
 own hash partitioning of the table, `pmod(hash(group_id, partition), files)`, which
 `spark_layout.spark_file_index` computes as Spark's Murmur3 does. One task per output file
 then reads its rows from every bucket's file, repeats the shared rows once per strategy they
 stand for (see `jobs.tables.schemas.SHARED_SEPARATOR`), sorts them and writes one Parquet
-file per strategy: the rows, files and order that `jobs.pipeline.sorted_for_write` and
+file per strategy: the rows, files and order that `jobs.plan.pipeline.sorted_for_write` and
 `partitionBy("strategy")` give through Spark, with the same schema and the same Spark
 metadata in each file.
 
@@ -39,7 +39,7 @@ FILE_INDEX = "file"
 # peak (the rows read, their sort keys and the sorted copy: 2.5 GB for 8.3M rows), so at
 # most some 3 GB a task.
 MAX_ROWS_PER_FILE = 10_000_000
-# Rows per row group: about what Spark's 2 MiB row groups (jobs.pipeline) hold of these rows,
+# Rows per row group: about what Spark's 2 MiB row groups (jobs.plan.pipeline) hold of these rows,
 # so that a reader of one group skips the rest by their statistics as it does in Spark's files.
 ROWS_PER_ROW_GROUP = 200_000
 
@@ -106,12 +106,12 @@ def write_file(
     index: int, rows_dir: str, table_dir: str, token: str, schema: pa.Schema
 ) -> dict[str, int]:
     """Output file `index` of every strategy: its rows from every bucket's file, one per
-    strategy a row stands for, sorted as Spark sorts them (`jobs.pipeline.SORT_KEYS`:
+    strategy a row stands for, sorted as Spark sorts them (`jobs.plan.pipeline.SORT_KEYS`:
     strategy, group_id, topic, partition), each strategy's rows under its
     partition folder. Returns the rows written per strategy. Each file is written under a
     hidden name and renamed into place, so a retried or speculative attempt replaces it.
 
-    The further strategies' rows (the pyarrow twin of `jobs.pipeline.split_output`'s
+    The further strategies' rows (the pyarrow twin of `jobs.plan.pipeline.split_output`'s
     explode) are sorted as indices into the rows read, by integer keys (each string's rank):
     every row is copied once, into its final place."""
     import pyarrow.dataset as ds

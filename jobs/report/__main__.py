@@ -8,8 +8,8 @@ import os
 import sys
 
 from jobs import fs, preflight
+from jobs.plan.session import build_session
 from jobs.report import write_report
-from jobs.session import build_session
 from jobs.settings.config import PlannerConfig
 
 log = logging.getLogger("jobs.report")

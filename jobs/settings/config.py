@@ -113,7 +113,7 @@ class PlannerConfig:
     scenario_max_members: int = DEFAULT_MAX_MEMBERS
     scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
     recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
-    # the per-group guard of the executors (jobs/guard.py); 0 turns a limit off
+    # the per-group guard of the executors (jobs/plan/guard.py); 0 turns a limit off
     group_timeout_s: float = 60.0
     group_memory_mb: int = 2048
     # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
@@ -378,7 +378,7 @@ def _ranges(problems: _Problems, **sections: dict[str, Any]) -> Callable[[str, s
 
 
 def _guard_settings(ranged: Callable[[str, str, int], int]) -> dict[str, Any]:
-    """The per-group guard's limits (jobs/guard.py)."""
+    """The per-group guard's limits (jobs/plan/guard.py)."""
     return {
         "group_timeout_s": float(ranged("execution", "group_timeout_s", 60)),
         "group_memory_mb": ranged("execution", "group_memory_mb", 2048),

@@ -13,7 +13,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member, write_estate
 
-from jobs.one_group import table_rows
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
 from jobs.plan_group import read_group
 from jobs.settings.config import PlannerConfig

@@ -14,7 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member
 
-from jobs.one_group import table_rows
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
 from jobs.plan_group import read_group
 from jobs.settings.config import load_config

@@ -17,7 +17,7 @@ from typing import Any
 import pytest
 
 from jobs.group_view import CSV_COLUMNS, compact
-from jobs.one_group import table_rows
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
 from jobs.plan_group import read_group
 from jobs.settings.config import load_config
@@ -72,7 +72,7 @@ def canonical(rows: list[dict[str, Any]]) -> list[str]:
 def test_the_commands_never_import_spark() -> None:
     code = (
         "import sys, jobs.describe, jobs.plan_group, jobs.group_view, jobs.tables.group_read,"
-        " jobs.one_group, assignors.whatif.changes;"
+        " jobs.plan.one_group, assignors.whatif.changes;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))"
     )
     done = subprocess.run(

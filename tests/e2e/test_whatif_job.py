@@ -11,9 +11,9 @@ from helpers.estate import member, write_estate
 
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
+from jobs.plan.summary import format_summary
 from jobs.plan_assignments import main, run
 from jobs.settings.config import PlannerConfig
-from jobs.summary import format_summary
 from jobs.tables.schemas import REBALANCE_COSTS_FIELDS, RECOMMENDATIONS_FIELDS, struct
 
 pytestmark = pytest.mark.e2e

@@ -14,7 +14,7 @@ import pytest
 from jobs.output import payload_files
 from jobs.output.payload_files import write_files
 from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
-from jobs.pipeline import SORT_KEYS
+from jobs.plan.pipeline import SORT_KEYS
 from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,

@@ -10,8 +10,8 @@ from assignors.inputs.validation import TopicStatus
 from assignors.whatif.group import WhatIfSettings
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
+from jobs.plan.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
 from jobs.tables.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
-from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
 
 TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")

@@ -16,7 +16,7 @@ from pyspark.sql import SparkSession
 from jobs.settings.config import PlannerConfig
 
 log = logging.getLogger("planner")
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # Developer tools (benchmarks, the sample estate) live in tools/ and never run on executors.
 PACKAGES = ("assignors", "jobs")
 

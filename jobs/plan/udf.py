@@ -50,10 +50,10 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
-from jobs.guard import GuardSettings, guarded
-from jobs.one_group import plan_one
 from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
 from jobs.output.spark_layout import ARROW_TYPES, spark_file_index
+from jobs.plan.guard import GuardSettings, guarded
+from jobs.plan.one_group import plan_one
 from jobs.tables.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,

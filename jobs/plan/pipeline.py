@@ -28,11 +28,27 @@ from assignors.catalog.registry import (
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
 from jobs import fs, output
-from jobs.guard import GuardSettings
-from jobs.one_group import catalog_of, whatif_settings
 from jobs.output import assignment_files, payload_files
+from jobs.plan.guard import GuardSettings
+from jobs.plan.one_group import catalog_of, whatif_settings
+from jobs.plan.summary import strategy_summary, whatif_summary
+from jobs.plan.together import together
+from jobs.plan.udf import (
+    KIND_MEMBER,
+    KIND_OFFSETS,
+    KIND_OWNED,
+    MEMBER_INPUT_COLUMNS,
+    PARTITION_INPUT_COLUMNS,
+    PEAK_RSS_MIB,
+    PHASES,
+    TALLY,
+    PlanContext,
+    bucket_function,
+    cogrouped_bucket_function,
+    problem_payload,
+    reason_key,
+)
 from jobs.settings.config import ConfigError, PlannerConfig
-from jobs.summary import strategy_summary, whatif_summary
 from jobs.tables.inputs import read_inputs
 from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
 from jobs.tables.schemas import (
@@ -52,22 +68,6 @@ from jobs.tables.schemas import (
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
-)
-from jobs.together import together
-from jobs.udf import (
-    KIND_MEMBER,
-    KIND_OFFSETS,
-    KIND_OWNED,
-    MEMBER_INPUT_COLUMNS,
-    PARTITION_INPUT_COLUMNS,
-    PEAK_RSS_MIB,
-    PHASES,
-    TALLY,
-    PlanContext,
-    bucket_function,
-    cogrouped_bucket_function,
-    problem_payload,
-    reason_key,
 )
 
 log = logging.getLogger("planner")
