@@ -19,8 +19,8 @@ import os
 import sys
 from typing import Any
 
-from jobs.group_view import build_view, render
 from jobs.tables import group_read
+from jobs.tables.group_view import build_view, render
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 

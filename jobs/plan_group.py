@@ -27,7 +27,6 @@ from assignors.inputs.validation import OwnedRow
 from assignors.model import TopicMetadata
 from assignors.whatif.changes import Change, change_cost, change_topics, check_changes, parse_change
 from assignors.whatif.group import strategy_plans
-from jobs.group_view import build_view, compact, render
 from jobs.plan.one_group import (
     GroupResult,
     member_rows,
@@ -38,6 +37,7 @@ from jobs.plan.one_group import (
 )
 from jobs.settings.config import ConfigError, load_config
 from jobs.tables import group_read
+from jobs.tables.group_view import build_view, compact, render
 
 EXIT_OK, EXIT_BAD_INPUT = 0, 2
 

@@ -12,7 +12,6 @@ from pyspark.sql import functions as F
 
 from assignors.problems import NOT_PLANNED
 from assignors.whatif.simulation import SCENARIOS
-from jobs.group_view import describe_command
 from jobs.report.aggregates import (
     balance_figures,
     elected_mix,
@@ -37,6 +36,7 @@ from jobs.report.tables import (
     read_tables,
     strategy_order,
 )
+from jobs.tables.group_view import describe_command
 from jobs.tables.manifest import MANIFEST_FILE, Manifest
 
 # Every aggregation of the page at once: small jobs over small tables, each mostly driver
