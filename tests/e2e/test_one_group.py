@@ -16,9 +16,9 @@ from typing import Any
 
 import pytest
 
+from jobs.cli.plan_group import read_group
 from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
-from jobs.plan_group import read_group
 from jobs.settings.config import load_config
 from jobs.tables import group_read
 from jobs.tables.group_view import CSV_COLUMNS, compact
