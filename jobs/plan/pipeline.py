@@ -32,7 +32,6 @@ from jobs.output import assignment_files, payload_files
 from jobs.plan.guard import GuardSettings
 from jobs.plan.one_group import catalog_of, whatif_settings
 from jobs.plan.summary import strategy_summary, whatif_summary
-from jobs.plan.together import together
 from jobs.plan.udf import (
     KIND_MEMBER,
     KIND_OFFSETS,
@@ -69,6 +68,7 @@ from jobs.tables.schemas import (
     TOPIC_PARTITIONS,
     WIDE_SCHEMA,
 )
+from jobs.together import together
 
 log = logging.getLogger("planner")
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]

@@ -11,8 +11,8 @@ from pyspark.sql import functions as F
 from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
-from jobs.plan.together import together
 from jobs.report.tables import GAP_BINS, LOAD_COLUMNS, MAX_BINS, WORST_GROUPS, has
+from jobs.together import together
 
 # ---- aggregates ---------------------------------------------------------------------------
 

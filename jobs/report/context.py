@@ -40,14 +40,14 @@ from jobs.tables.group_view import describe_command
 from jobs.tables.manifest import MANIFEST_FILE, Manifest
 
 # Every aggregation of the page at once: small jobs over small tables, each mostly driver
-# latency, so they overlap better all together than a few at a time (`jobs.plan.together`).
+# latency, so they overlap better all together than a few at a time (`jobs.together`).
 REPORT_JOBS = 8
 
 # ---- the page -----------------------------------------------------------------------------
 
 
 class _Queries:
-    """The aggregations of the page, started together (`jobs.plan.together`: small Spark jobs
+    """The aggregations of the page, started together (`jobs.together`: small Spark jobs
     overlap); `get` waits for one of them. The charts are still drawn one at a time, after:
     pyplot is not thread-safe."""
 
