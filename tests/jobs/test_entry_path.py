@@ -29,6 +29,7 @@ def test_run_as_a_script_the_entry_point_takes_its_folder_off_the_path(
 def test_as_a_module_the_path_is_left_alone(monkeypatch: pytest.MonkeyPatch) -> None:
     before = [str(REPO / "jobs"), *sys.path]
     monkeypatch.setattr(sys, "path", list(before))
+    monkeypatch.delitem(sys.modules, "jobs.plan_assignments", raising=False)
     runpy.run_module("jobs.plan_assignments", run_name="as_a_module")
     assert sys.path == before
 
