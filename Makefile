@@ -110,7 +110,7 @@ submit: $(STAMP) ## The same run through spark-submit (as on a cluster)
 .PHONY: dist
 dist: $(STAMP) $(PLANNER_ENV) ## dist/planner-env.tar.gz (--archives: executors' Python, compiled core) and dist/planner.zip (--py-files: sources)
 	@mkdir -p dist && rm -f dist/planner.zip
-	$(PY) -m jobs.session dist/planner.zip  # tools/ is not shipped
+	$(PY) -m jobs.plan.session dist/planner.zip  # tools/ is not shipped
 
 # build/planner-env keeps the dependencies between builds (reinstalled, from pip's cache, only
 # when their pins change); the planner's files are copied in afresh.

@@ -2,7 +2,7 @@
 
 Objects of the core travel by pickle: the strategy catalog and the what-if settings from the
 driver to every executor, and the look-alike memo's shapes with their warnings from a bucket's
-planning child back to its worker (`jobs.guard`). A class compiled by mypyc (`make core`)
+planning child back to its worker (`jobs.plan.guard`). A class compiled by mypyc (`make core`)
 whose `__init__` takes arguments cannot be unpickled the default way: mypyc's `__new__` calls
 `__init__`, which pickle calls with none. Such a class that crosses a boundary pickles
 through `by_fields`; tests/core/test_pickled.py finds the classes that cross and round-trips

@@ -36,11 +36,11 @@ from pyspark.sql import DataFrame, SparkSession
 from pyspark.sql import functions as F
 
 from jobs import fs, output
-from jobs.config import PlannerConfig, load_config
-from jobs.inputs import read_table
-from jobs.pipeline import run, sorted_for_write
-from jobs.schemas import INPUT_TABLES, OUTPUT_TABLES
-from jobs.session import build_session
+from jobs.plan.pipeline import run, sorted_for_write
+from jobs.plan.session import build_session
+from jobs.settings.config import PlannerConfig, load_config
+from jobs.tables.inputs import read_table
+from jobs.tables.schemas import INPUT_TABLES, OUTPUT_TABLES
 from tools import sample_estate
 from tools.sample_estate import generate, write
 

@@ -1,9 +1,9 @@
-"""One bucket of the UDF in process: `jobs.udf.plan_bucket` by phase, without Spark.
+"""One bucket of the UDF in process: `jobs.plan.udf.plan_bucket` by phase, without Spark.
 
     python -m tools.bench_plan --estate big-owned [--repeat 3] [--profile] [--dump FILE]
 
-Builds the pandas frame a bucket receives (rows of `jobs.udf.INPUT_COLUMNS`, the array
-columns as JSON text as `jobs.pipeline.planner_input` sends them) and the topic catalog the
+Builds the pandas frame a bucket receives (rows of `jobs.plan.udf.INPUT_COLUMNS`, the array
+columns as JSON text as `jobs.plan.pipeline.planner_input` sends them) and the topic catalog the
 driver broadcasts, then times `plan_bucket` with a `PhaseClock` (what-if rebalances off: the
 planning path only) and prints the phase seconds and the total of each repeat, and their
 medians. Estates (`tools.sample_estate`):
@@ -40,8 +40,7 @@ import pandas as pd
 
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
-from jobs.config import PlannerConfig
-from jobs.udf import (
+from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
     KIND_OFFSETS,
@@ -51,6 +50,7 @@ from jobs.udf import (
     PlanContext,
     plan_bucket,
 )
+from jobs.settings.config import PlannerConfig
 from tools import sample_estate
 
 ESTATES = ("big-owned", "big-fresh", "estate", "estate-load")
@@ -68,7 +68,7 @@ def tables_of(estate: str, groups: int, seed: int) -> Tables:
 
 
 def topic_catalog(tp: dict[str, list[Any]]) -> dict[str, TopicStatus]:
-    """The driver's catalog (`jobs.pipeline.topic_catalog`) from column lists."""
+    """The driver's catalog (`jobs.plan.pipeline.topic_catalog`) from column lists."""
     parts: dict[str, list[int]] = defaultdict(list)
     for t, p in zip(tp["topic"], tp["partition"], strict=True):
         parts[t].append(p)

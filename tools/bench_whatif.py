@@ -29,7 +29,7 @@ from assignors.planner import GroupPlan, group_load, plan_group
 from assignors.racks import replica_racks_by_partition
 from assignors.whatif.group import WhatIfSettings, group_whatif, strategy_plans
 from assignors.whatif.simulation import SCENARIOS, scenario_costs
-from jobs.config import PlannerConfig
+from jobs.settings.config import PlannerConfig
 from tools.sample_estate import generate
 
 STRATEGIES = PlannerConfig.strategies  # the shipped default seven
@@ -97,7 +97,7 @@ def best_of(repeat: int, fn: Callable[[], object]) -> float:
     best = float("inf")
     for _ in range(repeat):
         gc.collect()
-        gc.disable()  # as the job plans a bucket (jobs/udf.py)
+        gc.disable()  # as the job plans a bucket (jobs/plan/udf.py)
         try:
             start = time.process_time()
             fn()

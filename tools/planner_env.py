@@ -30,7 +30,7 @@ import sys
 import tomllib
 from pathlib import Path
 
-from jobs.session import PACKAGES, REPO_ROOT, shipped_files
+from jobs.plan.session import PACKAGES, REPO_ROOT, shipped_files
 from tools.build_core import compiled_modules
 
 ENV_DIR = REPO_ROOT / "build" / "planner-env"

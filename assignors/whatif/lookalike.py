@@ -39,7 +39,7 @@ The shape is kept as a 128-bit BLAKE2b digest of its integers (the chance that t
 100,000 shapes share a digest is below 10^-28), and at most `max_entries` shapes are kept
 per process: once full, new shapes are simulated as before and not kept, so memory stays
 bounded and the rows do not depend on what was kept. The job plans each bucket in a child
-process (`jobs.guard`); the child hands what it kept back to its parent, so the next bucket
+process (`jobs.plan.guard`); the child hands what it kept back to its parent, so the next bucket
 of the same Python worker starts with it.
 
 Worked example: three members c-0, c-1, c-2 on a topic `orders` of 6 partitions, and three

@@ -1,4 +1,8 @@
-"""The output directory: checked before planning, locked, and replaced only when complete.
+"""The output directory and the files in it: `claim`, `lock` and `swap` check the output
+before planning, lock it and replace it only when complete; `assignment_files` and
+`payload_files` write a local output's tables with pyarrow, in `spark_layout`, Spark's own
+file layout (hash partitioning, partition folders, footers). This wing imports `tables` and
+`settings` (and the shared `jobs.fs`), never `cli`, `plan`, `report` or `export`.
 
 The job never deletes what is not its own (docs/deploy.md). Before any planning, `claim`:
 

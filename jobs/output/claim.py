@@ -13,8 +13,6 @@ from pathlib import PurePosixPath
 from pyspark.sql import SparkSession
 
 from jobs.fs import FileSystem, HadoopFs, LocalFs
-from jobs.limits import DEFAULT_LEASE_S
-from jobs.manifest import MANIFEST_FILE
 from jobs.output.lock import lock, unlock
 from jobs.output.swap import (
     LOCK,
@@ -28,6 +26,8 @@ from jobs.output.swap import (
     place_of,
     uri_of,
 )
+from jobs.settings.limits import DEFAULT_LEASE_S
+from jobs.tables.manifest import MANIFEST_FILE
 
 log = logging.getLogger("planner")
 

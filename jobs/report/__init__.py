@@ -9,6 +9,10 @@ are there and says so on the page when they are not, so the report works on outp
 before a table or column existed. The page has no script and fetches nothing: charts are inline
 SVG (`charts`), the template is `templates/report.html.j2` (Jinja2, autoescape).
 Identical tables give identical bytes: no timestamps, deterministic ordering and ids.
+
+This wing imports `output`, `tables` and `settings` (and the shared `jobs.fs` and
+`jobs.together`), never `cli`, `plan` or `export`; `python -m jobs.report` runs
+`jobs.cli.report` by its module name (`__main__`).
 """
 
 from __future__ import annotations
@@ -20,10 +24,10 @@ from typing import Any
 from pyspark.sql import SparkSession
 
 from jobs import fs
-from jobs.manifest import Manifest
 from jobs.report.context import started_context
 from jobs.report.render import render
 from jobs.report.tables import REPORT_FILE, read_manifest
+from jobs.tables.manifest import Manifest
 
 __all__ = ["REPORT_FILE", "started_report", "write_report"]
 

@@ -12,8 +12,6 @@ from pyspark.sql import functions as F
 
 from assignors.problems import NOT_PLANNED
 from assignors.whatif.simulation import SCENARIOS
-from jobs.group_view import describe_command
-from jobs.manifest import MANIFEST_FILE, Manifest
 from jobs.report.aggregates import (
     balance_figures,
     elected_mix,
@@ -38,6 +36,8 @@ from jobs.report.tables import (
     read_tables,
     strategy_order,
 )
+from jobs.tables.group_view import describe_command
+from jobs.tables.manifest import MANIFEST_FILE, Manifest
 
 # Every aggregation of the page at once: small jobs over small tables, each mostly driver
 # latency, so they overlap better all together than a few at a time (`jobs.together`).

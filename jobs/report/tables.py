@@ -9,8 +9,8 @@ from pyspark.sql import DataFrame, SparkSession
 
 from assignors.catalog.registry import ELECTED, builtin_names
 from jobs import fs
-from jobs.manifest import MANIFEST_FILE, Manifest
-from jobs.schemas import OUTPUT_SCHEMAS
+from jobs.tables.manifest import MANIFEST_FILE, Manifest
+from jobs.tables.schemas import OUTPUT_SCHEMAS
 
 REPORT_FILE = "report.html"
 TABLES = ("balance_metrics", "elections", "rejected", "rebalance_costs", "recommendations")

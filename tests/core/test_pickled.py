@@ -3,7 +3,7 @@ whichever unpickles it.
 
 The boundaries of the core: the strategy catalog, the topic catalog and the what-if settings
 go from the driver to every executor; the look-alike shapes a bucket's planning child learned
-go back to its worker with their warnings (`jobs.guard`). The objects here are the ones the
+go back to its worker with their warnings (`jobs.plan.guard`). The objects here are the ones the
 planner really sends, built by its own code; every class found inside them is checked, so a
 class added to them later is checked too. `make test-main` runs this on the compiled core and
 `make test-pure` on the pure one; the last tests pickle on one and unpickle on the other.

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs import cli
+from jobs.cli import plan as cli
 from jobs.plan_assignments import main
 
 pytestmark = pytest.mark.e2e

@@ -13,8 +13,8 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member
 
-from jobs.config import load_config
 from jobs.plan_assignments import run
+from jobs.settings.config import load_config
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e

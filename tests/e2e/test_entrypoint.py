@@ -16,9 +16,9 @@ from chispa import assert_df_equality
 from helpers.estate import member, write_estate
 
 from jobs import fs
-from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
-from jobs.schemas import SchemaError
+from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import SchemaError
 from tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e

@@ -323,7 +323,7 @@ def test_a_run_that_plans_nothing_exits_3_and_says_so(spark, tmp_path: Path, cap
 
 def test_internal_errors_exit_3(monkeypatch, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """Any INTERNAL_ERROR row in the manifest (a built-in assignor's bug) means exit 3."""
-    import jobs.cli
+    import jobs.cli.plan
 
     manifest = {
         "groups": {"input": 2, "planned": 2, "rejected": 0},
@@ -332,8 +332,8 @@ def test_internal_errors_exit_3(monkeypatch, tmp_path: Path, capsys) -> None:  #
         "rejected_by_reason": {"error:INTERNAL_ERROR": 1},
         "output": str(tmp_path / "out"),
     }
-    monkeypatch.setattr(jobs.cli, "build_session", lambda config: None)
-    monkeypatch.setattr(jobs.cli, "run", lambda *a, **k: Manifest.from_json(manifest))
+    monkeypatch.setattr(jobs.cli.plan, "build_session", lambda config: None)
+    monkeypatch.setattr(jobs.cli.plan, "run", lambda *a, **k: Manifest.from_json(manifest))
     code, text = plan("--input", tmp_path, "--output", tmp_path / "out", "--strategies",
                       "range,sticky", capsys=capsys)  # fmt: skip
     assert code == 3

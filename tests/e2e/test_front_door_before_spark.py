@@ -20,8 +20,8 @@ from typing import Any
 import pytest
 from helpers.estate import member, write_estate
 
-import jobs.cli
-import jobs.report.__main__ as report_main
+import jobs.cli.plan
+import jobs.cli.report as report_main
 from jobs.fs import LocalFs
 from jobs.output import OutputLocked
 from jobs.output import lock as output_lock
@@ -85,7 +85,7 @@ def live_lock(out: Path, **holder: Any) -> Path:
 def test_a_locked_output_exits_4_before_spark_starts(  # type: ignore[no-untyped-def]
     tmp_path: Path, monkeypatch, caplog, spelling: str
 ) -> None:
-    monkeypatch.setattr(jobs.cli, "build_session", _no_session)
+    monkeypatch.setattr(jobs.cli.plan, "build_session", _no_session)
     estate, out = small_estate(tmp_path / "in"), tmp_path / "out"
     lock = live_lock(out)
     given = {"plain": str(out), "slash": f"{out}/", "file-uri": f"file://{out}"}[spelling]
@@ -118,7 +118,7 @@ def test_the_message_is_the_claims_own(tmp_path: Path) -> None:
 
 def test_a_stale_lock_is_left_to_the_claim(tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """A dead run's lock does not stop the run: the claim removes it once Spark is up."""
-    monkeypatch.setattr(jobs.cli, "build_session", _no_session)
+    monkeypatch.setattr(jobs.cli.plan, "build_session", _no_session)
     dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"],
                           capture_output=True, text=True, check=True)  # fmt: skip
     estate, out = small_estate(tmp_path / "in"), tmp_path / "out"
@@ -134,8 +134,8 @@ def test_an_output_on_another_file_system_is_left_to_spark(tmp_path: Path, monke
     def fake_check(*args: str) -> None:
         called.append("checked")
 
-    monkeypatch.setattr(jobs.cli, "build_session", _no_session)
-    monkeypatch.setattr(jobs.cli, "check_free", fake_check)
+    monkeypatch.setattr(jobs.cli.plan, "build_session", _no_session)
+    monkeypatch.setattr(jobs.cli.plan, "check_free", fake_check)
     main(["--input", str(tmp_path), "--output", "hdfs://nn:8020/planner/out"])
     assert called == []
     main(["--input", str(tmp_path), "--output", str(tmp_path / "out")])

@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 from helpers.estate import member, write_estate
 
-from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
+from jobs.settings.config import PlannerConfig
 
 pytestmark = pytest.mark.e2e
 

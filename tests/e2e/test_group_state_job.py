@@ -13,11 +13,11 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member, write_estate
 
-from jobs import group_read
-from jobs.config import PlannerConfig
-from jobs.one_group import table_rows
+from jobs.cli.plan_group import read_group
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
-from jobs.plan_group import read_group
+from jobs.settings.config import PlannerConfig
+from jobs.tables import group_read
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e

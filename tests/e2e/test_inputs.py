@@ -17,7 +17,7 @@ import pyarrow.parquet as pq
 import pytest
 
 from jobs.plan_assignments import main
-from jobs.schemas import INPUT_TABLES
+from jobs.tables.schemas import INPUT_TABLES
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e
@@ -281,7 +281,7 @@ def readme_schemas() -> dict[str, pa.Schema]:
 
 
 def test_readme_schemas_are_the_contract() -> None:
-    from jobs.inputs import arrow_type_name
+    from jobs.tables.inputs import arrow_type_name
 
     schemas = readme_schemas()
     for table in INPUT_TABLES:
@@ -322,8 +322,8 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
     spark, tmp_path: Path, monkeypatch
 ) -> None:
     """HDFS or an object store: no pyarrow checks, Spark merges the part files' schemas."""
-    from jobs import inputs
-    from jobs.schemas import SchemaError
+    from jobs.tables import inputs
+    from jobs.tables.schemas import SchemaError
 
     monkeypatch.setattr(inputs, "local_path", lambda spark, path: None)
     root = good_estate(tmp_path / "in")
@@ -364,7 +364,7 @@ def test_other_file_systems_fall_back_to_spark_schema_merging(  # type: ignore[n
 
 def test_an_empty_table_written_by_pandas_reads_as_empty(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """pandas types every column of an empty frame `null`: with no rows, that is no problem."""
-    from jobs import inputs
+    from jobs.tables import inputs
 
     root = good_estate(tmp_path / "in")
     empty = pd.DataFrame({"group_id": [], "member_id": [], "topic": [], "partition": []})

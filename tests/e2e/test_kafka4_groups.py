@@ -14,11 +14,11 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member
 
-from jobs import group_read
-from jobs.config import load_config
-from jobs.one_group import table_rows
+from jobs.cli.plan_group import read_group
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
-from jobs.plan_group import read_group
+from jobs.settings.config import load_config
+from jobs.tables import group_read
 from tools.sample_estate import SCHEMAS
 
 pytestmark = pytest.mark.e2e

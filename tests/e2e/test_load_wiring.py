@@ -14,8 +14,8 @@ import pytest
 from chispa import assert_approx_df_equality
 from helpers.estate import member
 
-from jobs.config import PlannerConfig
 from jobs.plan_assignments import main, run
+from jobs.settings.config import PlannerConfig
 from tools.sample_estate import SCHEMAS, generate, write
 
 pytestmark = pytest.mark.e2e

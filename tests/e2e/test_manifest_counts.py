@@ -9,8 +9,8 @@ from pathlib import Path
 import pytest
 from helpers.estate import counted_from_tables, member, write_estate
 
-from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
+from jobs.settings.config import PlannerConfig
 
 pytestmark = pytest.mark.e2e
 

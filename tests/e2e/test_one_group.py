@@ -16,12 +16,12 @@ from typing import Any
 
 import pytest
 
-from jobs import group_read
-from jobs.config import load_config
-from jobs.group_view import CSV_COLUMNS, compact
-from jobs.one_group import table_rows
+from jobs.cli.plan_group import read_group
+from jobs.plan.one_group import table_rows
 from jobs.plan_assignments import run
-from jobs.plan_group import read_group
+from jobs.settings.config import load_config
+from jobs.tables import group_read
+from jobs.tables.group_view import CSV_COLUMNS, compact
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.e2e
@@ -71,8 +71,8 @@ def canonical(rows: list[dict[str, Any]]) -> list[str]:
 
 def test_the_commands_never_import_spark() -> None:
     code = (
-        "import sys, jobs.describe, jobs.plan_group, jobs.group_view, jobs.group_read,"
-        " jobs.one_group, assignors.whatif.changes;"
+        "import sys, jobs.describe, jobs.plan_group, jobs.tables.group_view,"
+        " jobs.tables.group_read, jobs.plan.one_group, assignors.whatif.changes;"
         "print(sorted(m for m in sys.modules if m.split('.')[0] in ('pyspark', 'py4j')))"
     )
     done = subprocess.run(

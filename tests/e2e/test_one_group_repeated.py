@@ -15,7 +15,7 @@ from typing import Any
 import pytest
 from helpers.estate import member, write_estate
 
-from jobs.group_view import EXAMPLES, REPEATED_REASON, render_table
+from jobs.tables.group_view import EXAMPLES, REPEATED_REASON, render_table
 
 pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]

@@ -18,9 +18,9 @@ import pytest
 from chispa import assert_df_equality
 from helpers.estate import member, write_estate
 
-from jobs.config import PlannerConfig
+from jobs.plan.udf import COMPILED, PURE, planning_core
 from jobs.plan_assignments import run
-from jobs.udf import COMPILED, PURE, planning_core
+from jobs.settings.config import PlannerConfig
 
 pytestmark = pytest.mark.e2e
 

@@ -14,9 +14,9 @@ import pytest
 pytest.importorskip("matplotlib", reason="the report needs the `report` dependency group")
 pytest.importorskip("jinja2", reason="the report needs the `report` dependency group")
 
-from jobs.config import PlannerConfig
 from jobs.plan_assignments import run
 from jobs.report import REPORT_FILE, write_report
+from jobs.settings.config import PlannerConfig
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.e2e

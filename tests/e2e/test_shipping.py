@@ -10,14 +10,14 @@ from pathlib import Path
 
 import pytest
 
-from jobs.session import REPO_ROOT, code_digest, shipped_files, write_archive
+from jobs.plan.session import REPO_ROOT, code_digest, shipped_files, write_archive
 
 
 def test_the_shipped_archive_has_the_job_but_not_the_tools(tmp_path: Path) -> None:
     names = set(zipfile.ZipFile(write_archive(tmp_path / "code.zip")).namelist())
     assert {
         "jobs/plan_assignments.py",
-        "jobs/pipeline.py",
+        "jobs/plan/pipeline.py",
         "assignors/catalog/registry.py",
     } <= names
     assert not [n for n in names if n.startswith("tools/")]

@@ -11,10 +11,10 @@ from helpers.estate import member, write_estate
 
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
-from jobs.config import PlannerConfig
+from jobs.plan.summary import format_summary
 from jobs.plan_assignments import main, run
-from jobs.schemas import REBALANCE_COSTS_FIELDS, RECOMMENDATIONS_FIELDS, struct
-from jobs.summary import format_summary
+from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import REBALANCE_COSTS_FIELDS, RECOMMENDATIONS_FIELDS, struct
 
 pytestmark = pytest.mark.e2e
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")

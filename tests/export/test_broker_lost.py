@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from jobs import export_snapshot
+from jobs.cli import export as export_snapshot
 from jobs.export.client import Client
 from tests.export import estate
 from tests.export.brokers import have, noida

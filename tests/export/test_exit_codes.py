@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from jobs import export_snapshot
+from jobs.cli import export as export_snapshot
 from jobs.export import writer
 from jobs.export.client import Broker, ClusterInfo, Stats
 from jobs.export.snapshot import Snapshot

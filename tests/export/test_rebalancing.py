@@ -14,7 +14,7 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from jobs import export_snapshot
+from jobs.cli import export as export_snapshot
 from jobs.export.client import RawGroup, RawMember
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from jobs.export.snapshot import Options, Snapshot, _classify, collect

@@ -21,7 +21,7 @@ from typing import Any
 
 import pytest
 
-from jobs import export_snapshot
+from jobs.cli import export as export_snapshot
 from jobs.export import writer
 from jobs.export.client import Client, RawGroup, RawMember
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
@@ -349,7 +349,7 @@ def send(self, request, *args, **kwargs):
 
 
 KafkaConnection._send_request = send
-from jobs import export_snapshot
+from jobs.cli import export as export_snapshot
 
 sys.exit(export_snapshot.main(sys.argv[1:]))
 """

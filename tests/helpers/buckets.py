@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jobs.udf import KIND_MEMBER, MEMBER_INPUT_COLUMNS, PARTITION_INPUT_COLUMNS
+from jobs.plan.udf import KIND_MEMBER, MEMBER_INPUT_COLUMNS, PARTITION_INPUT_COLUMNS
 
 
 def cogrouped(pdf: pd.DataFrame) -> list[pd.DataFrame]:

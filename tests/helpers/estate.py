@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from assignors.problems import ERROR, NOT_PLANNED
-from jobs.schemas import OUTPUT_TABLES
+from jobs.tables.schemas import OUTPUT_TABLES
 from tools.sample_estate import SCHEMAS, write
 
 

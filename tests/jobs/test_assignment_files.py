@@ -10,10 +10,11 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 
-import jobs.udf
-from jobs.assignment_files import FILE_INDEX, file_schema, spark_file_index, write_file
-from jobs.pipeline import PARTITION_KEYS, SORT_KEYS
-from jobs.schemas import ROUND_SEPARATOR, SHARED_SEPARATOR
+import jobs.plan.udf
+from jobs.output.assignment_files import FILE_INDEX, file_schema, write_file
+from jobs.output.spark_layout import spark_file_index
+from jobs.plan.pipeline import PARTITION_KEYS, SORT_KEYS
+from jobs.tables.schemas import ROUND_SEPARATOR, SHARED_SEPARATOR
 from tests.jobs.test_udf import TOPICS, bucket, ctx
 
 
@@ -21,9 +22,9 @@ def test_a_bucket_writes_each_output_files_rows_in_row_groups_of_their_own(tmp_p
     # The writer of file i then reads only its row groups (their statistics say so).
     pdf = bucket()
     plain, grouped = str(tmp_path / "plain.parquet"), str(tmp_path / "grouped.parquet")
-    jobs.udf.plan_bucket(pdf, TOPICS, ctx(), rows_file=plain)
+    jobs.plan.udf.plan_bucket(pdf, TOPICS, ctx(), rows_file=plain)
     grouped_ctx = dataclasses.replace(ctx(), rows_dir=str(tmp_path), output_files=3)
-    jobs.udf.plan_bucket(pdf, TOPICS, grouped_ctx, rows_file=grouped)
+    jobs.plan.udf.plan_bucket(pdf, TOPICS, grouped_ctx, rows_file=grouped)
     rows, tagged = pq.read_table(plain), pq.read_table(grouped)
     assert tagged.drop_columns([FILE_INDEX]).sort_by("group_id").num_rows == rows.num_rows > 100
     index = spark_file_index(rows["group_id"], rows["partition"], 3)

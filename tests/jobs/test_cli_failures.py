@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from jobs import cli
+from jobs.cli import plan as cli
 from jobs.failures import describe
 from jobs.output import OutputLocked
 

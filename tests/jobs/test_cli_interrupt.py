@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from jobs import cli
+from jobs.cli import plan as cli
 
 ARGS = ["--input", "in", "--output", "out"]
 

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import (
+from jobs.settings.config import (
     DEFAULT_CONFIG,
     ConfigError,
     PlannerConfig,

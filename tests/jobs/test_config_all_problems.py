@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.config import ConfigError, check_keys, load_config
 from jobs.plan_assignments import main
+from jobs.settings.config import ConfigError, check_keys, load_config
 
 SEVERAL = """\
 [planner]

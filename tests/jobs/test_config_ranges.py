@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs import limits
-from jobs.config import DEFAULT_CONFIG, KNOWN_KEYS, ConfigError, PlannerConfig, load_config
+from jobs.settings import limits
+from jobs.settings.config import DEFAULT_CONFIG, KNOWN_KEYS, ConfigError, PlannerConfig, load_config
 
 
 def _config(tmp_path: Path, text: str) -> Path:

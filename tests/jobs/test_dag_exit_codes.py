@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
-from jobs import cli
+from jobs.cli import plan as cli
 
 DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "kafka_assignment_planner.py"
 
@@ -40,7 +40,7 @@ def test_final_codes_are_the_verdicts_on_the_input() -> None:
 def test_the_exporters_lock_and_stop_codes_are_retried() -> None:
     """A concurrent export, or a retry after a killed one whose lock has not expired yet,
     exits 4: retried, never final; SIGTERM (the task's timeout) exits 143: retried too."""
-    from jobs import export_snapshot as exporter
+    from jobs.cli import export as exporter
 
     final, retried = _literal("EXPORT_FINAL_EXIT_CODES"), _literal("EXPORT_RETRIED_EXIT_CODES")
     assert set(final) == {exporter.EXIT_BAD_INPUT}

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from jobs.pipeline import BUCKETS_PER_CORE, MEMBERS_PER_BUCKET, default_buckets
+from jobs.plan.pipeline import BUCKETS_PER_CORE, MEMBERS_PER_BUCKET, default_buckets
 
 
 @pytest.mark.parametrize("members", [0, 1, 54_740, 550_579, 640_000])

@@ -30,8 +30,8 @@ from assignors.protocol import is_cooperative
 from assignors.strategies.server_range import ServerRangeAssignor
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.simulation import scenario_costs
-from jobs.config import ConfigError, load_config
-from jobs.pipeline import check_strategies
+from jobs.plan.pipeline import check_strategies
+from jobs.settings.config import ConfigError, load_config
 
 CATALOG = {"t": TopicStatus(6), "u": TopicStatus(2)}
 STRATEGIES = ["range", "cooperative-sticky", "uniform", "server-range", "elected"]

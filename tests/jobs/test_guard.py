@@ -1,4 +1,4 @@
-"""The per-group guard (jobs/guard.py): a strategy that kills, hangs or exhausts its worker
+"""The per-group guard (jobs/plan/guard.py): a strategy that kills, hangs or exhausts its worker
 fails only the (group, strategy) it touched, with a rejected row naming it."""
 
 from __future__ import annotations
@@ -12,8 +12,8 @@ import pandas as pd
 import pytest
 
 from assignors.inputs.validation import TopicStatus
-from jobs.guard import GuardSettings, guarded
-from jobs.udf import (
+from jobs.plan.guard import GuardSettings, guarded
+from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
     PlanContext,
@@ -124,7 +124,7 @@ def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_pa
     import os
 
     from assignors.whatif.lookalike import process_memo
-    from jobs.guard import guarded
+    from jobs.plan.guard import guarded
 
     memo = process_memo()
     first, lost, again = (("guard-test", name, os.getpid()) for name in ("first", "lost", "again"))
@@ -156,7 +156,7 @@ def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_pa
 
 def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() -> None:
     from assignors.whatif.lookalike import process_memo
-    from jobs.guard import guarded
+    from jobs.plan.guard import guarded
 
     memo = process_memo()
     key = ("guard-test", lambda: None)  # a lambda does not pickle
@@ -186,7 +186,7 @@ def test_shapes_that_cannot_be_unpickled_stay_behind_and_the_frame_comes_back(
     caplog: pytest.LogCaptureFixture,
 ) -> None:
     from assignors.whatif.lookalike import process_memo
-    from jobs.guard import guarded
+    from jobs.plan.guard import guarded
 
     memo = process_memo()
     key = ("guard-test", "unpicklable")

@@ -1,4 +1,4 @@
-"""Which Arrow types each contract type takes (jobs/inputs.py), without a JVM."""
+"""Which Arrow types each contract type takes (jobs/tables/inputs.py), without a JVM."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pyarrow as pa
 import pytest
 from pyspark.sql import types as T
 
-from jobs.inputs import BAD, FLOAT, NULL, OK, _verdict, arrow_type_name
+from jobs.tables.inputs import BAD, FLOAT, NULL, OK, _verdict, arrow_type_name
 
 STRINGS = T.ArrayType(T.StringType())
 

@@ -11,11 +11,11 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
-from jobs import payload_files
-from jobs.assignment_files import spark_string_hash, spark_string_hashes
-from jobs.payload_files import group_file_index, write_files
-from jobs.pipeline import SORT_KEYS
-from jobs.schemas import (
+from jobs.output import payload_files
+from jobs.output.payload_files import write_files
+from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
+from jobs.plan.pipeline import SORT_KEYS
+from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,

@@ -8,8 +8,8 @@ import pickle
 from pyspark import cloudpickle
 
 from assignors.whatif.group import WhatIfSettings
-from jobs.guard import GuardSettings
-from jobs.udf import PlanContext
+from jobs.plan.guard import GuardSettings
+from jobs.plan.udf import PlanContext
 
 PLUGIN = "assignors.catalog.examples.random_assignor:RandomAssignor"
 

@@ -1,4 +1,4 @@
-"""Which paths are surely local before a JVM exists (jobs.preflight): only those are checked
+"""Which paths are surely local before a JVM exists (jobs.cli.preflight): only those are checked
 before the SparkSession is built; every other one is left to Spark."""
 
 from __future__ import annotations
@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from jobs.preflight import local_path
+from jobs.cli.preflight import local_path
 
 CORE_SITE = """<?xml version="1.0"?>
 <configuration>

@@ -70,13 +70,13 @@ def test_strategy_colours_are_stable() -> None:
 
 
 def test_plotting_stays_off_the_executors_path() -> None:
-    """The executors import jobs.udf (and the entry point's module); neither may pull in the
+    """The executors import jobs.plan.udf (and the entry point's module); neither may pull in the
     driver-only plotting dependencies, nor may importing jobs.report itself."""
     import subprocess
     import sys
 
     code = (
-        "import sys, assignors, jobs.udf, jobs.plan_assignments, jobs.report;"
+        "import sys, assignors, jobs.plan.udf, jobs.plan_assignments, jobs.report;"
         "bad = sorted(m for m in ('matplotlib', 'jinja2', 'markupsafe') if m in sys.modules);"
         "print(','.join(bad))"
     )

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jobs.summary import format_whatif
+from jobs.plan.summary import format_whatif
 
 
 def test_block_per_strategy() -> None:

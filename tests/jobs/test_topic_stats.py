@@ -1,4 +1,4 @@
-"""The catalog's per-topic aggregates (`jobs.one_group._topic_stats`) against plain Python."""
+"""The catalog's per-topic aggregates (`jobs.plan.one_group._topic_stats`) against plain Python."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ import random
 import pyarrow as pa
 import pytest
 
-from jobs.one_group import _topic_stats
-from jobs.one_group import topic_catalog as rows_catalog
+from jobs.plan.one_group import _topic_stats
+from jobs.plan.one_group import topic_catalog as rows_catalog
 
 
 def _expected(rows: list[tuple[str | None, int | None]]) -> set[tuple[object, ...]]:

@@ -14,11 +14,18 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.buckets import cogrouped
 
-import jobs.one_group
-import jobs.udf
+import jobs.plan.one_group
+import jobs.plan.udf
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import ERROR, NOT_PLANNED
-from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, KIND_OWNED, PlanContext, plan_bucket, split_tables
+from jobs.plan.udf import (
+    INPUT_COLUMNS,
+    KIND_MEMBER,
+    KIND_OWNED,
+    PlanContext,
+    plan_bucket,
+    split_tables,
+)
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
 
@@ -109,14 +116,14 @@ def test_a_planner_bug_in_one_group_leaves_the_others_planned(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     # each group of a bucket is planned by `plan_one`: validation fails there
-    real = jobs.one_group.build_group
+    real = jobs.plan.one_group.build_group
 
     def flaky(group_id: str, *args: Any) -> Any:
         if group_id == "g1":
             raise RuntimeError("validation bug")
         return real(group_id, *args)
 
-    monkeypatch.setattr(jobs.one_group, "build_group", flaky)
+    monkeypatch.setattr(jobs.plan.one_group, "build_group", flaky)
     tables = split_tables(plan_bucket(bucket(groups=3), TOPICS, ctx("range")))
     errors = tables["rejected"][tables["rejected"]["reason"] == "INTERNAL_ERROR"]
     assert list(errors["group_id"]) == ["g1"]
@@ -142,7 +149,7 @@ def test_strategies_with_the_same_rows_travel_once_and_come_out_per_strategy(
     table = split_tables(wide)["assignments"]
     # the same table as with every strategy's rows sent on their own
     monkeypatch.setattr(
-        jobs.udf,
+        jobs.plan.udf,
         "_shared_rows",
         lambda plans: [(p.columns, [(p.strategy, p.columns[5])]) for p in plans],
     )
@@ -165,10 +172,10 @@ def test_a_label_holding_a_separator_is_never_shared() -> None:
     same: Any = ([], [], [], [], [], [], [])
     rounds = same[5]
     plans: Any = [Plan("range", same), Plan("elected", same)]
-    assert jobs.udf._shared_rows(plans) == [(same, [("range", rounds), ("elected", rounds)])]
+    assert jobs.plan.udf._shared_rows(plans) == [(same, [("range", rounds), ("elected", rounds)])]
     for odd in ("odd\x1fname", "odd\x1ename"):
         plans = [Plan(odd, same), Plan("elected", same)]
-        assert jobs.udf._shared_rows(plans) == [
+        assert jobs.plan.udf._shared_rows(plans) == [
             (same, [(odd, rounds)]),
             (same, [("elected", rounds)]),
         ]
@@ -191,13 +198,13 @@ def test_shared_rows_carry_each_strategys_own_round() -> None:
     cooperative = (m, i, t, p, prev, [1, 2, 1], lag)
     odd = (m, i, t, p, prev, [1, None, 1], lag)  # no int to carry: rows of its own
     plans: Any = [Plan("sticky", sticky), Plan("cooperative-sticky", cooperative), Plan("x", odd)]
-    shared = jobs.udf._shared_rows(plans)
+    shared = jobs.plan.udf._shared_rows(plans)
     assert [[label for label, _ in labels] for _, labels in shared] == [
         ["sticky", "cooperative-sticky"],
         ["x"],
     ]
     labels = shared[0][1]
-    assert jobs.udf._further(3, sticky[5], labels[1:]) == [
+    assert jobs.plan.udf._further(3, sticky[5], labels[1:]) == [
         "cooperative-sticky",
         "cooperative-sticky\x1e2",
         "cooperative-sticky",
@@ -212,10 +219,10 @@ def test_the_timing_row_comes_last_and_leaves_every_other_row_as_it_was() -> Non
     assert len(timed) == len(plain) + 1
     pd.testing.assert_frame_equal(timed.iloc[:-1], plain)
     last = timed.iloc[-1]
-    assert last["kind"] == jobs.udf.KIND_TIMING
+    assert last["kind"] == jobs.plan.udf.KIND_TIMING
     assert pd.isna(last["group_id"])
     seconds = json.loads(last["payload"])
-    assert set(seconds) == {*jobs.udf.PHASES, jobs.udf.PEAK_RSS_MIB, jobs.udf.TALLY}
+    assert set(seconds) == {*jobs.plan.udf.PHASES, jobs.plan.udf.PEAK_RSS_MIB, jobs.plan.udf.TALLY}
     assert seconds["validate"] > 0
     assert seconds["rows"] > 0
     assert all(pd.isna(last[c]) for c in ("member_id", "topic", "partition", "strategy"))
@@ -227,9 +234,9 @@ def test_the_timing_row_tallies_the_rows_the_bucket_wrote() -> None:
     dup = pdf[pdf["kind"] == KIND_MEMBER].iloc[:1].assign(group_id="dup")
     pdf = pd.concat([pdf, dup, dup.assign(client_rack="r9")], ignore_index=True)
     timed = plan_bucket(pdf, TOPICS, ctx(), timing_row=True)
-    tally = json.loads(timed.iloc[-1]["payload"])[jobs.udf.TALLY]
-    tables = jobs.udf.split_tables(timed.iloc[:-1])
-    kinds = {table: kind for kind, (table, _) in jobs.udf.OUTPUT_TABLES.items()}
+    tally = json.loads(timed.iloc[-1]["payload"])[jobs.plan.udf.TALLY]
+    tables = jobs.plan.udf.split_tables(timed.iloc[:-1])
+    kinds = {table: kind for kind, (table, _) in jobs.plan.udf.OUTPUT_TABLES.items()}
     assert tally["rows"] == {
         kinds[t]: len(rows) for t, rows in tables.items() if t != "assignments" and len(rows)
     }
@@ -266,11 +273,11 @@ def test_rows_written_to_a_file_are_the_rows_the_frame_would_hold(tmp_path) -> N
 def test_a_bucket_file_replaces_the_one_a_failed_attempt_left(tmp_path) -> None:  # type: ignore[no-untyped-def]
     # An attempt retried (or re-planned by the guard) writes the same name: its rows replace
     # the earlier ones, even when it has none, and no partial file stays behind.
-    path = str(tmp_path / "rows" / jobs.udf.rows_file("", 7))
+    path = str(tmp_path / "rows" / jobs.plan.udf.rows_file("", 7))
     stale = pa.table({"group_id": ["g-old"] * 3})
-    jobs.udf.write_rows(stale, path)
+    jobs.plan.udf.write_rows(stale, path)
     assert pq.read_table(path).num_rows == 3
-    jobs.udf.write_rows(stale.slice(0, 0), path)
+    jobs.plan.udf.write_rows(stale.slice(0, 0), path)
     assert pq.read_table(path).num_rows == 0
     assert os.listdir(tmp_path / "rows") == ["bucket-00007.parquet"]
 
@@ -282,5 +289,7 @@ def test_a_failed_write_leaves_no_partial_file(tmp_path, monkeypatch) -> None:  
 
     monkeypatch.setattr(pq, "write_table", full_disk)
     with pytest.raises(OSError, match="No space"):
-        jobs.udf.write_rows(pa.table({"group_id": ["g"]}), str(tmp_path / "bucket-00000.parquet"))
+        jobs.plan.udf.write_rows(
+            pa.table({"group_id": ["g"]}), str(tmp_path / "bucket-00000.parquet")
+        )
     assert os.listdir(tmp_path) == []

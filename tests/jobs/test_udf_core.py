@@ -11,10 +11,10 @@ from pathlib import Path
 
 from test_udf import TOPICS, bucket, ctx
 
-import jobs.udf
+import jobs.plan.udf
 from assignors.problems import ERROR, Problem, Reason
-from jobs.manifest import GroupCounts, Manifest
-from jobs.udf import COMPILED, CORE, PURE, TALLY, plan_bucket, planning_core, problems_frame
+from jobs.plan.udf import COMPILED, CORE, PURE, TALLY, plan_bucket, planning_core, problems_frame
+from jobs.tables.manifest import GroupCounts, Manifest
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -38,7 +38,7 @@ def test_the_core_is_pure_where_python_imports_the_sources(tmp_path: Path) -> No
         shutil.copytree(
             REPO / name, tmp_path / name, ignore=shutil.ignore_patterns("*.so", "__pycache__")
         )
-    probe = "import jobs.udf; print(jobs.udf.planning_core(), jobs.udf.__file__)"
+    probe = "import jobs.plan.udf; print(jobs.plan.udf.planning_core(), jobs.plan.udf.__file__)"
     done = subprocess.run(
         [sys.executable, "-c", probe],
         cwd=tmp_path,
@@ -49,7 +49,7 @@ def test_the_core_is_pure_where_python_imports_the_sources(tmp_path: Path) -> No
     )
     assert done.stdout.split() == [PURE, str(tmp_path / "jobs" / "udf.py")]
     if os.environ.get("PLANNER_EXPECT_COMPILED") == "1":  # `make test-main`: this process
-        assert jobs.udf.planning_core() == COMPILED
+        assert jobs.plan.udf.planning_core() == COMPILED
 
 
 def manifest(**phases: dict[str, float]) -> Manifest:

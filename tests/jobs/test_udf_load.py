@@ -27,8 +27,7 @@ from assignors.ownership import valid_owned
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupLoad, balanced_loads, plan_group
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.weighted import assign_by_load
-from jobs.config import ConfigError, load_config
-from jobs.udf import (
+from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
     KIND_OFFSETS,
@@ -37,6 +36,7 @@ from jobs.udf import (
     plan_bucket,
     split_tables,
 )
+from jobs.settings.config import ConfigError, load_config
 
 # ------------------------------------------------------------------- catalog: racks, weights
 

@@ -10,8 +10,8 @@ from assignors.inputs.validation import TopicStatus
 from assignors.whatif.group import WhatIfSettings
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
-from jobs.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
-from jobs.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
+from jobs.plan.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
+from jobs.tables.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
 
 TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -87,7 +87,7 @@ def test_no_scenarios_still_recommends() -> None:
 def test_costs_payload_round_trips_nulls_and_keeps_a_comma_in_the_strategy() -> None:
     """`rebalance_costs` rows travel as delimited values; the strategy goes last, so even a
     name with a comma (no built-in or plugin has one) comes back whole."""
-    from jobs.schemas import COSTS_PAYLOAD_COLUMNS, costs_payload, costs_values
+    from jobs.tables.schemas import COSTS_PAYLOAD_COLUMNS, costs_payload, costs_values
 
     row = {
         "group_id": "g",

@@ -12,8 +12,8 @@ from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.problems import ERROR, INT64_MAX, WARNING, Reason
 from assignors.strategies.range import RangeAssignor
 from assignors.whatif.simulation import scenario_costs
-from jobs.schemas import BALANCE_METRICS_FIELDS, LONG, REBALANCE_COSTS_FIELDS
-from jobs.udf import _exact_ints
+from jobs.plan.udf import _exact_ints
+from jobs.tables.schemas import BALANCE_METRICS_FIELDS, LONG, REBALANCE_COSTS_FIELDS
 
 SPEC = GroupSpec(
     "g",

@@ -9,8 +9,8 @@ import pytest
 
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS
-from jobs.config import ConfigError, PlannerConfig, load_config
-from jobs.pipeline import check_strategies, whatif_settings
+from jobs.plan.pipeline import check_strategies, whatif_settings
+from jobs.settings.config import ConfigError, PlannerConfig, load_config
 
 PLUGIN = "helpers.failing_plugins:LeastLoaded"
 

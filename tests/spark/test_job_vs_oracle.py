@@ -18,14 +18,11 @@ import pytest
 from chispa import assert_df_equality
 from pyspark.sql.types import IntegerType, LongType
 
-import jobs.pipeline
+import jobs.plan.pipeline
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
-from jobs.config import PlannerConfig
-from jobs.pipeline import STAGED, STAGED_ROWS, has_weights
-from jobs.plan_assignments import run
-from jobs.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
-from jobs.udf import (
+from jobs.plan.pipeline import STAGED, STAGED_ROWS, has_weights
+from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
     KIND_OFFSETS,
@@ -34,6 +31,9 @@ from jobs.udf import (
     plan_bucket,
     split_tables,
 )
+from jobs.plan_assignments import run
+from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark
@@ -175,16 +175,16 @@ def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-unt
     write(generate(90, seed=23, bad_rows=True, offsets=True), estate)
     strategies = ("range", "sticky", "cooperative-sticky", "elected")
     written: list[list[str]] = []
-    real = jobs.pipeline._plan_and_write
+    real = jobs.plan.pipeline._plan_and_write
 
     def spy(spark, wide, tmp, rows_dir, *rest):  # type: ignore[no-untyped-def]
         out = real(spark, wide, tmp, rows_dir, *rest)
         written.append([] if rows_dir is None else sorted(os.listdir(rows_dir)))
         return out
 
-    monkeypatch.setattr(jobs.pipeline, "_plan_and_write", spy)
+    monkeypatch.setattr(jobs.plan.pipeline, "_plan_and_write", spy)
     if not workers_write:
-        monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
+        monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
     config = PlannerConfig(strategies=strategies, buckets=4, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     assert_tables_equal(spark, tmp_path / "out", oracle(estate, strategies[:-1]))

@@ -16,13 +16,12 @@ import pyarrow.parquet as pq
 import pytest
 from pyspark.sql import functions as F
 
-import jobs.pipeline
-from jobs import assignment_files, payload_files
-from jobs.assignment_files import partition_folder, spark_file_index
-from jobs.config import PlannerConfig
-from jobs.payload_files import group_file_index
+import jobs.plan.pipeline
+from jobs.output import assignment_files, payload_files
+from jobs.output.spark_layout import group_file_index, partition_folder, spark_file_index
 from jobs.plan_assignments import run
-from jobs.schemas import OUTPUT_SCHEMAS
+from jobs.settings.config import PlannerConfig
+from jobs.tables.schemas import OUTPUT_SCHEMAS
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark
@@ -87,7 +86,7 @@ def test_pyarrow_writes_the_files_spark_writes(  # type: ignore[no-untyped-def]
     )
     by_pyarrow = run(spark, str(estate), str(tmp_path / "a"), config)
     assert sorted(calls) == [1, 2]
-    monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
+    monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
     by_spark = run(spark, str(estate), str(tmp_path / "b"), config)
     assert sorted(calls) == [1, 2]
     assert by_pyarrow.output_rows == by_spark.output_rows
@@ -144,7 +143,7 @@ def test_an_empty_table_is_one_empty_file_as_spark_writes_it(  # type: ignore[no
     write(generate(30, seed=3), estate)
     config = PlannerConfig(strategies=("range", "sticky"), buckets=2, output_files=3, scenarios=())
     by_pyarrow = run(spark, str(estate), str(tmp_path / "a"), config)
-    monkeypatch.setattr(jobs.pipeline, "workers_rows_dir", lambda target: None)
+    monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
     by_spark = run(spark, str(estate), str(tmp_path / "b"), config)
     assert by_pyarrow.output_rows == by_spark.output_rows
     assert by_pyarrow.output_rows["rebalance_costs"] == 0
@@ -181,4 +180,4 @@ def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyp
         for k in a:
             left, right = pq.read_table(a[k]), pq.read_table(b[k])
             assert left.equals(right), k
-    assert not os.path.exists(tmp_path / "b" / jobs.pipeline.STAGED_ROWS)
+    assert not os.path.exists(tmp_path / "b" / jobs.plan.pipeline.STAGED_ROWS)

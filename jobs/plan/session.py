@@ -14,10 +14,10 @@ from pathlib import Path
 
 from pyspark.sql import SparkSession
 
-from jobs.config import PlannerConfig
+from jobs.settings.config import PlannerConfig
 
 log = logging.getLogger("planner")
-REPO_ROOT = Path(__file__).resolve().parent.parent
+REPO_ROOT = Path(__file__).resolve().parents[2]
 # Developer tools (benchmarks, the sample estate) live in tools/ and never run on executors.
 PACKAGES = ("assignors", "jobs")
 
@@ -133,13 +133,13 @@ def _workers_code(spark: SparkSession) -> tuple[str, str]:
     def probe(_: object) -> list[tuple[str, str]]:
         try:
             import assignors
-            import jobs.session
+            import jobs.plan.session
 
             roots = {Path(p.__file__ or "").resolve().parents[1] for p in (assignors, jobs)}
             if len(roots) != 1:  # from two places: not one copy of the planner
                 return [(str(Path(jobs.__file__ or "").resolve().parents[1]), "")]
             (root,) = roots
-            return [(str(root), jobs.session.code_digest(root))]
+            return [(str(root), jobs.plan.session.code_digest(root))]
         except (ImportError, OSError):  # not on the worker's path, or a stale compiled module
             return [("", "")]
 

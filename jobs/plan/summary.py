@@ -7,7 +7,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
-from jobs.manifest import MANIFEST_FILE, Manifest
+from jobs.tables.manifest import MANIFEST_FILE, Manifest
 
 
 def strategy_summary(metrics: DataFrame) -> list[dict[str, Any]]:

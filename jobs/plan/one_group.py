@@ -1,7 +1,7 @@
 """Planning one group without Spark: what `python -m jobs.plan_group` runs.
 
 `plan_one` plans a group with the pure core: `build_group` -> `group_load` -> `plan_group` ->
-`group_whatif`. The estate job's UDF (`jobs.udf`) calls it for each group of a bucket; the
+`group_whatif`. The estate job's UDF (`jobs.plan.udf`) calls it for each group of a bucket; the
 terminal calls it with the same settings derived from the same config (`run_settings`), and
 `table_rows` turns the result into the rows the job writes for that group, so that the two
 agree row for row (an end-to-end test compares them on the sample estate).
@@ -34,7 +34,7 @@ from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
-from jobs.config import ConfigError, PlannerConfig
+from jobs.settings.config import ConfigError, PlannerConfig
 
 Row = dict[str, Any]
 
@@ -107,7 +107,7 @@ def run_settings(
     )
 
 
-# `topic_partitions` as the catalog reads it (`jobs.group_read` reads it under these types).
+# `topic_partitions` as the catalog reads it (`jobs.tables.group_read` reads it under these types).
 TOPIC_PARTITIONS_ARROW = pa.schema(
     [
         ("topic", pa.string()),
@@ -207,7 +207,7 @@ class GroupResult:
 
 
 class Settings(Protocol):
-    """What planning a group reads of a run: `RunSettings` here, `jobs.udf.PlanContext` in
+    """What planning a group reads of a run: `RunSettings` here, `jobs.plan.udf.PlanContext` in
     the job."""
 
     @property
@@ -236,7 +236,7 @@ def plan_one(
     planned: StrategyCatalog | None = None,
     isolate_interrupts: bool = False,
 ) -> GroupResult:
-    """One group, planned as the job's UDF plans each group of a bucket (`jobs.udf`).
+    """One group, planned as the job's UDF plans each group of a bucket (`jobs.plan.udf`).
 
     `planned`: the strategies to plan, when fewer than the run's (a group whose members left
     some out); names are still checked against all of the run's. `isolate_interrupts`: a
@@ -288,7 +288,7 @@ def problem_row(p: Problem) -> Row:
 
 
 def table_rows(result: GroupResult) -> dict[str, list[Row]]:
-    """The group's rows of each output table, as the job writes them (`jobs.udf._Output`)."""
+    """The group's rows of each output table, as the job writes them (`jobs.plan.udf._Output`)."""
     gid = result.group_id
     out: dict[str, list[Row]] = {
         "assignments": [],
@@ -339,7 +339,7 @@ def _election(
     protocol: str | None = None,
     basis: str | None = None,
 ) -> Row:
-    """An `elections` row, as `jobs.udf._Output.election` writes it."""
+    """An `elections` row, as `jobs.plan.udf._Output.election` writes it."""
     return {
         "group_id": gid,
         "elected_strategy": elected,

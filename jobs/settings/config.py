@@ -26,10 +26,10 @@ from assignors.planner import BALANCE_BY
 from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
-from jobs import limits
-from jobs.limits import DEFAULT_LEASE_S
+from jobs.settings import limits
+from jobs.settings.limits import DEFAULT_LEASE_S
 
-DEFAULT_CONFIG = Path(__file__).resolve().parent.parent / "conf" / "planner.toml"
+DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "planner.toml"
 
 # The known keys of each section. A feature with a new setting adds its key here.
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {
@@ -113,7 +113,7 @@ class PlannerConfig:
     scenario_max_members: int = DEFAULT_MAX_MEMBERS
     scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
     recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
-    # the per-group guard of the executors (jobs/guard.py); 0 turns a limit off
+    # the per-group guard of the executors (jobs/plan/guard.py); 0 turns a limit off
     group_timeout_s: float = 60.0
     group_memory_mb: int = 2048
     # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
@@ -151,7 +151,7 @@ def _str_list(
 
 
 def _ranged(table: dict[str, Any], section: str, key: str, default: int, src: str) -> int:
-    """A numeric setting within its documented range (jobs/limits.py)."""
+    """A numeric setting within its documented range (jobs/settings/limits.py)."""
     try:
         return limits.checked(table, section, key, default, src)
     except ValueError as exc:
@@ -378,7 +378,7 @@ def _ranges(problems: _Problems, **sections: dict[str, Any]) -> Callable[[str, s
 
 
 def _guard_settings(ranged: Callable[[str, str, int], int]) -> dict[str, Any]:
-    """The per-group guard's limits (jobs/guard.py)."""
+    """The per-group guard's limits (jobs/plan/guard.py)."""
     return {
         "group_timeout_s": float(ranged("execution", "group_timeout_s", 60)),
         "group_memory_mb": ranged("execution", "group_memory_mb", 2048),

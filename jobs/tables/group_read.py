@@ -20,7 +20,7 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
-from jobs.manifest import MANIFEST_FILE
+from jobs.tables.manifest import MANIFEST_FILE
 
 OUTPUT_TABLES = (
     "assignments",

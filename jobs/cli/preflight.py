@@ -18,7 +18,7 @@ import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
-from jobs.manifest import MANIFEST_FILE
+from jobs.tables.manifest import MANIFEST_FILE
 
 # A URI scheme, as Hadoop's Path parses one (`hdfs:`, `s3a:`, `file:`).
 _SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")

@@ -1,14 +1,14 @@
 """`balance_metrics` and `rebalance_costs` of a local output, written by pyarrow.
 
 The rows of these tables travel from the buckets as text payloads beside the assignment rows
-(`jobs.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
+(`jobs.tables.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
 staged as Parquet with them. Through Spark, each table is a parse of every payload in the
 JVM, a shuffle by `group_id` and a row sort per output file. With a local output, one task
 per output file instead reads the staged payloads of these tables once, keeps the rows of
 its file (Spark's `pmod(hash(group_id), files)`, as `repartition(files, "group_id")` sends
 them), parses them with pyarrow, sorts them by the table's sort keys and writes the file:
-the rows, files and order that `jobs.pipeline.sorted_for_write` gives, with Spark's schema
-in the footer (`assignment_files.spark_file_schema`).
+the rows, files and order that `jobs.plan.pipeline.sorted_for_write` gives, with Spark's schema
+in the footer (`spark_layout.spark_file_schema`).
 
 Why: on a 100,000-group run with every what-if scenario (700,000 metrics rows, 2.4M cost
 rows) Spark's parse, shuffle and sort of these two tables took about 26 s of task time on
@@ -26,15 +26,13 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.assignment_files import (
+from jobs.output.assignment_files import per_file_job, whole_file
+from jobs.output.spark_layout import (
+    group_file_index,
     mark_written,
-    per_file_job,
     spark_file_schema,
-    spark_group_hashes,
-    spark_pmod,
-    whole_file,
 )
-from jobs.schemas import (
+from jobs.tables.schemas import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,
@@ -45,7 +43,7 @@ from jobs.schemas import (
 
 # The tables written here, by the kind of their staged rows.
 TABLES = {KIND_METRICS: "balance_metrics", KIND_REBALANCE_COSTS: "rebalance_costs"}
-# About the rows Spark's 2 MiB row groups (`jobs.pipeline.OUTPUT_ROW_GROUP_BYTES`) hold of
+# About the rows Spark's 2 MiB row groups (`jobs.plan.pipeline.OUTPUT_ROW_GROUP_BYTES`) hold of
 # each table, so that a reader of one group skips the others by their statistics as it does
 # in Spark's files.
 ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
@@ -55,15 +53,10 @@ ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
 MAX_ROWS = 10_000_000
 
 
-def group_file_index(group_ids: pa.Array, files: int) -> np.ndarray:
-    """Each row's output file: Spark's `pmod(hash(group_id), files)`."""
-    return spark_pmod(spark_group_hashes(group_ids), files)
-
-
 def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
-    """`rebalance_costs` columns from their payloads (`jobs.schemas.costs_payload`): split
+    """`rebalance_costs` columns from their payloads (`jobs.tables.schemas.costs_payload`): split
     into COSTS_PAYLOAD_COLUMNS parts at most (the strategy last keeps any comma), an empty
-    value is null, then cast to the column's type, as `jobs.pipeline.split_output` does."""
+    value is null, then cast to the column's type, as `jobs.plan.pipeline.split_output` does."""
     n = len(COSTS_PAYLOAD_COLUMNS)
     parts = pc.split_pattern(payloads, ",", max_splits=n - 1)
     lengths = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
@@ -80,7 +73,7 @@ def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]
 
 def _json_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
     """Columns from JSON payloads (one object each, as `from_json` reads them in
-    `jobs.pipeline.split_output`): fields the schema names, missing ones null."""
+    `jobs.plan.pipeline.split_output`): fields the schema names, missing ones null."""
     import pyarrow.json as pj
 
     if len(payloads) == 0:

@@ -32,7 +32,7 @@ from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
 from jobs.fs import hadoop_path
-from jobs.schemas import INPUT_TABLES, InputTable, SchemaError, conform, schema_problems
+from jobs.tables.schemas import INPUT_TABLES, InputTable, SchemaError, conform, schema_problems
 
 # Arrow types as the contract (Spark SQL) names them, for messages.
 _ARROW_NAMES = {
@@ -77,7 +77,7 @@ def _is_string(t: pa.DataType) -> bool:
 
 
 def _is_int(t: pa.DataType) -> bool:
-    # Signed and unsigned; uint64 reads as decimal(20,0) in Spark (see jobs.schemas.conform)
+    # Signed and unsigned; uint64 reads as decimal(20,0) in Spark (see jobs.tables.schemas.conform)
     return bool(pa.types.is_integer(t))
 
 

@@ -176,7 +176,7 @@ def conform(
             cols.append(df[name])
         elif _is_unsigned_long(dtype) and isinstance(expected, T.IntegerType):
             # partition, generation: values above 2^63-1 are refused when the files are
-            # checked (jobs.inputs); the rest fit a bigint, and the planner reports those
+            # checked (jobs.tables.inputs); the rest fit a bigint, and the planner reports those
             # beyond int range as it does for a bigint column.
             cols.append(df[name].cast(LONG).alias(name))
         elif isinstance(dtype, _FLOATS) and not isinstance(expected, T.DoubleType):
@@ -263,7 +263,7 @@ def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
     return T.StructType([T.StructField(n, t, nullable) for n, t, nullable in fields])
 
 
-# Each output table's files are sorted by these columns (`jobs.pipeline.sorted_for_write`,
+# Each output table's files are sorted by these columns (`jobs.plan.pipeline.sorted_for_write`,
 # and the pyarrow writers of a local output).
 SORT_KEYS = {
     "assignments": ("strategy", "group_id", "topic", "partition"),
@@ -304,7 +304,7 @@ PAYLOAD = "payload"
 # rows (`elected` and the strategy it names; sticky and cooperative-sticky, which differ at
 # most in the round a moved partition arrives in) then travel once through Arrow, the JVM
 # and the staged Parquet, and are repeated per strategy only when the `assignments` table is
-# written (`jobs.pipeline.split_output`). The separators are control characters no protocol
+# written (`jobs.plan.pipeline.split_output`). The separators are control characters no protocol
 # name uses; a group whose names contain one is not shared.
 SHARED_SEPARATOR, ROUND_SEPARATOR = "\x1f", "\x1e"
 WIDE_FIELDS: list[tuple[str, T.DataType]] = [

@@ -46,7 +46,7 @@ class Manifest:
     # "memory": the peak resident MiB of a process that planned a bucket, "core": the planned
     # buckets per core that planned them ({"compiled": N, "pure": M})
     phases: dict[str, dict[str, float]] = field(default_factory=dict)
-    # console figures, not written: per strategy (`jobs.summary`)
+    # console figures, not written: per strategy (`jobs.plan.summary`)
     summary: list[dict[str, Any]] = field(default_factory=list)
     whatif: list[dict[str, Any]] = field(default_factory=list)
 

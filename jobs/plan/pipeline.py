@@ -27,33 +27,12 @@ from assignors.catalog.registry import (
 )
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
-from jobs import assignment_files, fs, output, payload_files
-from jobs.config import ConfigError, PlannerConfig
-from jobs.guard import GuardSettings
-from jobs.inputs import read_inputs
-from jobs.manifest import MANIFEST_FILE, GroupCounts, Manifest
-from jobs.one_group import catalog_of, whatif_settings
-from jobs.schemas import (
-    COSTS_PAYLOAD_COLUMNS,
-    CURRENT_ASSIGNMENT,
-    KIND_ASSIGNMENT,
-    KIND_REBALANCE_COSTS,
-    KIND_REJECTED,
-    KIND_TIMING,
-    OFFSETS,
-    OUTPUT_SCHEMAS,
-    OUTPUT_TABLES,
-    PAYLOAD,
-    ROUND_SEPARATOR,
-    SHARED_SEPARATOR,
-    SORT_KEYS,
-    SUBSCRIPTIONS,
-    TOPIC_PARTITIONS,
-    WIDE_SCHEMA,
-)
-from jobs.summary import strategy_summary, whatif_summary
-from jobs.together import together
-from jobs.udf import (
+from jobs import fs, output
+from jobs.output import assignment_files, payload_files
+from jobs.plan.guard import GuardSettings
+from jobs.plan.one_group import catalog_of, whatif_settings
+from jobs.plan.summary import strategy_summary, whatif_summary
+from jobs.plan.udf import (
     COMPILED,
     CORE,
     KIND_MEMBER,
@@ -71,10 +50,32 @@ from jobs.udf import (
     problem_payload,
     reason_key,
 )
+from jobs.settings.config import ConfigError, PlannerConfig
+from jobs.tables.inputs import read_inputs
+from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
+from jobs.tables.schemas import (
+    COSTS_PAYLOAD_COLUMNS,
+    CURRENT_ASSIGNMENT,
+    KIND_ASSIGNMENT,
+    KIND_REBALANCE_COSTS,
+    KIND_REJECTED,
+    KIND_TIMING,
+    OFFSETS,
+    OUTPUT_SCHEMAS,
+    OUTPUT_TABLES,
+    PAYLOAD,
+    ROUND_SEPARATOR,
+    SHARED_SEPARATOR,
+    SORT_KEYS,
+    SUBSCRIPTIONS,
+    TOPIC_PARTITIONS,
+    WIDE_SCHEMA,
+)
+from jobs.together import together
 
 log = logging.getLogger("planner")
 # What the buckets' timing rows sum to: worker seconds per phase, the peak memory (MiB) of a
-# process that planned a bucket, and the planned buckets per core (`jobs.udf.CORE`).
+# process that planned a bucket, and the planned buckets per core (`jobs.plan.udf.CORE`).
 Timing = tuple[dict[str, float], float, dict[str, float]]
 SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
@@ -153,7 +154,7 @@ def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
 def topic_catalog(
     topic_partitions: DataFrame,
 ) -> tuple[dict[str, TopicStatus], list[Problem]]:
-    """The topic catalog (`jobs.one_group.catalog_of`) of the whole `topic_partitions` table.
+    """The topic catalog (`jobs.plan.one_group.catalog_of`) of the whole `topic_partitions` table.
 
     The table is collected to the driver once, through Arrow, and checked there per topic:
     the catalog holds every partition's racks anyway, and Spark's exact distinct count per
@@ -476,7 +477,7 @@ STAGED_ROWS = "_planned_rows"
 
 
 def workers_rows_dir(target: output.Target) -> str | None:
-    """Where the buckets write their assignment rows as Parquet (`jobs.udf.write_rows`):
+    """Where the buckets write their assignment rows as Parquet (`jobs.plan.udf.write_rows`):
     STAGED_ROWS in the run's temporary directory when the output is local, else None (the
     rows then reach STAGED through Spark). A local output is one the workers already share
     with the driver: Spark's own writes of it need that as well.
@@ -545,7 +546,7 @@ def _plan_and_write(
                 by_workers["assignments"] = functools.partial(
                     assignment_files.write_assignments, spark, rows_dir, table_dir, files
                 )
-            # the tables whose rows are staged as payloads (`jobs.payload_files`)
+            # the tables whose rows are staged as payloads (`jobs.output.payload_files`)
             for kind in by_workers_kinds:
                 del outputs[payload_files.TABLES[kind]]
             if by_workers_kinds:

@@ -37,7 +37,8 @@ from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
 from assignors.whatif.lookalike import process_memo
 
-log = logging.getLogger(__name__)
+# The name the job's log lines (and a log filter) know its warnings by.
+log = logging.getLogger("jobs.guard")
 POLL_S = 0.2  # how often the parent looks at the child's memory while it waits
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
@@ -134,7 +135,7 @@ def _child(
     code = 0
     faulthandler.disable()  # a crash is reported once, by the parent, not as a stack dump
     # No cyclic collection in a child that ends when its bucket is done: a plan holds no
-    # cycles (`jobs.udf._no_cyclic_gc`), and turning the collector back on at the end walks
+    # cycles (`jobs.plan.udf._no_cyclic_gc`), and turning the collector back on at the end walks
     # every object the bucket made (about 1 s on a 1M-partition group) for memory `_exit`
     # returns whole. It also leaves the pages shared with the parent unwritten.
     gc.disable()

@@ -19,24 +19,27 @@ import sys
 
 from pyspark.sql import SparkSession
 
-from jobs import output, preflight
-from jobs.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
+from jobs import output
+from jobs.cli import preflight
+from jobs.cli.exit_codes import (
+    EXIT_BAD_INPUT,
+    EXIT_INTERRUPTED,
+    EXIT_LOCKED,
+    EXIT_NEEDS_ATTENTION,
+    EXIT_OK,
+    EXIT_TERMINATED,
+    EXIT_UNEXPECTED,
+)
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 from jobs.output.lock import check_free
-from jobs.pipeline import check_strategies, run
-from jobs.schemas import SchemaError
-from jobs.session import build_session
-from jobs.summary import format_summary
+from jobs.plan.pipeline import check_strategies, run
+from jobs.plan.session import build_session
+from jobs.plan.summary import format_summary
+from jobs.settings.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
+from jobs.tables.schemas import SchemaError
 
 log = logging.getLogger("planner")
-EXIT_OK = 0
-EXIT_UNEXPECTED = 1
-EXIT_BAD_INPUT = 2
-EXIT_NEEDS_ATTENTION = 3
-EXIT_LOCKED = 4  # another live run holds the output: the input is fine, retry later
-EXIT_INTERRUPTED = 130  # 128 + SIGINT, as shells report it
-EXIT_TERMINATED = 143  # 128 + SIGTERM
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:

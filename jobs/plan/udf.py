@@ -3,7 +3,7 @@
 One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while assigning a small
 group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
-pure core and back (each group planned by `jobs.one_group.plan_one`, as the terminal plans
+pure core and back (each group planned by `jobs.plan.one_group.plan_one`, as the terminal plans
 one); it holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle
 the Spark path is tested against.
 """
@@ -52,10 +52,11 @@ from assignors.planner import (
 )
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
-from jobs.assignment_files import ARROW_TYPES, FILE_INDEX, runs, spark_file_index, whole_file
-from jobs.guard import GuardSettings, guarded
-from jobs.one_group import plan_one
-from jobs.schemas import (
+from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
+from jobs.output.spark_layout import ARROW_TYPES, spark_file_index
+from jobs.plan.guard import GuardSettings, guarded
+from jobs.plan.one_group import plan_one
+from jobs.tables.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,
     KIND_ELECTION,
@@ -132,7 +133,7 @@ class PlanContext:
     # What-if rebalances and recommendations of every planned group (the config's defaults
     # unless given); None: neither table.
     whatif: WhatIfSettings | None = DEFAULT_WHATIF
-    # The per-group time and memory guard of the executors (`jobs.guard`).
+    # The per-group time and memory guard of the executors (`jobs.plan.guard`).
     guard: GuardSettings = DEFAULT_GUARD
     # KIP-848: the broker's `group.consumer.assignors` (config `group_consumer_assignors`)
     server_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
@@ -142,7 +143,7 @@ class PlanContext:
     rows_dir: str | None = None
     # With `rows_dir`: the output's files per table. Each row is then written with the index of
     # the `assignments` file it belongs in, the rows of one file in row groups of their own, so
-    # that the task writing that file reads only its rows (`jobs.assignment_files`).
+    # that the task writing that file reads only its rows (`jobs.output.assignment_files`).
     output_files: int | None = None
 
     def __post_init__(self) -> None:
@@ -728,7 +729,7 @@ def _further(n: int, rounds: list[Any], further: _Labels) -> list[str | None]:
 
 def _expand_shared(rows: pd.DataFrame) -> pd.DataFrame:
     """Assignment rows of the wide frame, one per strategy (see SHARED_SEPARATOR): the plain
-    pandas twin of `jobs.pipeline.split_output`'s explode."""
+    pandas twin of `jobs.plan.pipeline.split_output`'s explode."""
     shared = rows[rows[PAYLOAD].notna()]
     if shared.empty:
         return rows
@@ -845,7 +846,7 @@ def _run_bucket(
     catalog_value: Callable[[], Mapping[str, TopicStatus]],
     ctx: PlanContext,
 ) -> pd.DataFrame:
-    """One bucket on an executor, guarded (`jobs.guard`), with its timing row; its
+    """One bucket on an executor, guarded (`jobs.plan.guard`), with its timing row; its
     assignment rows in `ctx.rows_dir` when there is one (written by the guard's child)."""
     catalog = catalog_value()
     to = None if ctx.rows_dir is None else rows_file(ctx.rows_dir, bucket)
