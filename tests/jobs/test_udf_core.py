@@ -47,7 +47,7 @@ def test_the_core_is_pure_where_python_imports_the_sources(tmp_path: Path) -> No
         text=True,
         check=True,
     )
-    assert done.stdout.split() == [PURE, str(tmp_path / "jobs" / "udf.py")]
+    assert done.stdout.split() == [PURE, str(tmp_path / "jobs" / "plan" / "udf.py")]
     if os.environ.get("PLANNER_EXPECT_COMPILED") == "1":  # `make test-main`: this process
         assert jobs.plan.udf.planning_core() == COMPILED
 
