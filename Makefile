@@ -144,7 +144,7 @@ NO_JVM := -m "not spark and not e2e and not live and not cluster"
 PURE_PYTEST := PYTHONPATH=$(abspath build/pure):$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider
 
 .PHONY: pure-core
-pure-core:
+pure-core: ## Copy the core's sources without their compiled modules to build/pure (test-quick, test-pure)
 	@rm -rf build/pure && mkdir -p build/pure && cp -r assignors tools build/pure/
 	@find build/pure \( -name '*.so' -o -name __pycache__ \) -prune -exec rm -rf {} +
 
