@@ -55,7 +55,7 @@ from assignors.whatif.group import GroupWhatIf, WhatIfSettings
 from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
 from jobs.output.spark_layout import ARROW_TYPES, spark_file_index
 from jobs.plan.guard import GuardSettings, guarded
-from jobs.plan.one_group import plan_one
+from jobs.plan.one_group import plan_one, problem_row
 from jobs.tables.schemas import (
     ASSIGNMENTS_FIELDS,
     KIND_ASSIGNMENT,
@@ -778,17 +778,7 @@ def _json(row: dict[str, Any]) -> str:
 
 def problem_payload(p: Problem) -> str:
     """A `rejected` row as the UDF's JSON payload (also used for the driver's topic rows)."""
-    return _json(
-        {
-            "group_id": p.group_id,
-            "member_id": p.member_id,
-            "topic": p.topic,
-            "strategy": p.strategy,
-            "severity": p.severity,
-            "reason": p.reason,
-            "detail": p.detail,
-        }
-    )
+    return _json(problem_row(p))
 
 
 def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
