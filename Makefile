@@ -5,7 +5,7 @@ SHELL := /bin/bash
 PYTHON ?= python3
 VENV := .venv
 PY := $(VENV)/bin/python
-# .ready (was .installed): existing venvs get the spark-submit fix of the venv rule below.
+# .ready: written once the venv has the pinned dependencies and the spark-submit fix below.
 STAMP := $(VENV)/.ready
 # Executors' Python for the cluster test: the pinned runtime dependencies, NOT the project.
 EXEC_VENV := .venv-exec

@@ -31,10 +31,10 @@ GROUP_PROTOCOLS: Final = (CLASSIC, CONSUMER)
 
 
 # The hot classes spell out `__init__` (init=False): mypyc compiles it, while the one the
-# dataclass decorator generates at import time runs as interpreted Python (~14x slower, and
-# a group's rebalances build thousands of these). Same signature, defaults and fields. A
-# frozen one calls `object.__setattr__(self, ...)` itself: mypyc compiles that to a store,
-# but a call through an alias to a generic attribute set (twice the cost of a `Member`).
+# dataclass decorator generates at import time runs as interpreted Python (much slower, and
+# a group's rebalances build thousands of these; docs/performance.md has the figure). Same
+# signature, defaults and fields. A frozen one calls `object.__setattr__(self, ...)` itself:
+# mypyc compiles that to a store, but a call through an alias to a generic attribute set.
 @dataclass(frozen=True, slots=True, init=False)
 class Member:
     """One member of a consumer group, as its JoinGroup subscription describes it.

@@ -644,7 +644,7 @@ with DAG(
         ],
         python="{{ params.export_python or params.python }}",
         planner_home="{{ params.planner_home }}",
-        # For the export (the marker's sensor fails at once, as before): as the Spark task.
+        # For the export (the marker's sensor fails at once): as the Spark task.
         retries=2,
         retry_delay=timedelta(minutes=10),
     )

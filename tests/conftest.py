@@ -1,4 +1,4 @@
-"""Shared fixtures: one local SparkSession for the whole run (JVM start-up costs ~10 s)."""
+"""Shared fixtures: one local SparkSession for the whole run (a JVM start costs seconds)."""
 
 from __future__ import annotations
 

@@ -4,11 +4,11 @@
     python -m tools.build_core --clean  # back to the pure-Python modules
 
 The sources stay the plain, typed Python they are (mypy-strict, no pyspark, no pandas); mypyc
-turns each hot module into a C extension beside its `.py` (`assignors/range.cpython-311-*.so`),
-which Python imports in preference to the source. The same tests pass either way
-(`make test-pure` runs the unit suite on the `.py` files alone). Where no compiled module is
-present (a `spark-submit --py-files` zip, a machine without a C compiler) the `.py` files run
-unchanged, only slower.
+turns each hot module into a C extension beside its `.py`
+(`assignors/strategies/range.cpython-311-*.so`), which Python imports in preference to the
+source. The same tests pass either way (`make test-pure` runs the unit suite on the `.py`
+files alone). Where no compiled module is present (a `spark-submit --py-files` zip, a
+machine without a C compiler) the `.py` files run unchanged, only slower.
 
 `assignors/__init__.py` refuses to import a compiled module older than its source: after
 editing `assignors/`, run `make core` again (the Makefile's targets do it for you).

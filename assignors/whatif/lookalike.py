@@ -37,7 +37,7 @@ A group is only memoised when that reasoning holds:
 
 The shape is kept as a 128-bit BLAKE2b digest of its integers (the chance that two of
 100,000 shapes share a digest is below 10^-28), and at most `max_entries` shapes are kept
-per process: once full, new shapes are simulated as before and not kept, so memory stays
+per process: once full, new shapes are simulated in full and not kept, so memory stays
 bounded and the rows do not depend on what was kept. The job plans each bucket in a child
 process (`jobs.plan.guard`); the child hands what it kept back to its parent, so the next bucket
 of the same Python worker starts with it.

@@ -6,7 +6,7 @@ plain paths when Hadoop's default file system is the local one as far as can be 
 a JVM (no `fs.defaultFS` in the config's `[spark]` table, in `spark-defaults.conf`, in
 `PYSPARK_SUBMIT_ARGS` or in `core-site.xml` of `HADOOP_CONF_DIR`/`YARN_CONF_DIR`). Under
 spark-submit a plain path is left to Spark: its `--conf` and properties file are not visible
-before the session. Whatever is not checked here is checked as before, once Spark has started,
+before the session. Whatever is not checked here is checked once Spark has started,
 with the same message and exit code.
 """
 

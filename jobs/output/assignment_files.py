@@ -10,10 +10,10 @@ file per strategy: the rows, files and order that `jobs.plan.pipeline.sorted_for
 `partitionBy("strategy")` give through Spark, with the same schema and the same Spark
 metadata in each file.
 
-Why: the JVM's shuffle, row sort and Parquet encoder took about 38 s of a 100,000-group run
-(16.5M rows, two files) where pyarrow reads, sorts and writes the same rows in a few seconds
-a file. The rows of one file are sorted in one worker's memory, so `fits` sends a run whose
-files would hold more than `MAX_ROWS_PER_FILE` rows through Spark, which spills to disk.
+Why: the JVM's shuffle, row sort and Parquet encoder are several times slower than pyarrow
+reading, sorting and writing the same rows (docs/performance.md). The rows of one file are
+sorted in one worker's memory, so `fits` sends a run whose files would hold more than
+`MAX_ROWS_PER_FILE` rows through Spark, which spills to disk.
 """
 
 from __future__ import annotations
@@ -35,9 +35,8 @@ from jobs.tables.schemas import ASSIGNMENTS_FIELDS, PAYLOAD, ROUND_SEPARATOR, SH
 # The output file index of each row of a bucket's rows file
 # (see `spark_layout.spark_file_index`).
 FILE_INDEX = "file"
-# Rows a file, on average, that one worker sorts in memory: about 300 bytes a row at the
-# peak (the rows read, their sort keys and the sorted copy: 2.5 GB for 8.3M rows), so at
-# most some 3 GB a task.
+# Rows a file, on average, that one worker sorts in memory (the rows read, their sort keys
+# and the sorted copy; about 0.3 GB a million rows at the peak, docs/performance.md).
 MAX_ROWS_PER_FILE = 10_000_000
 # Rows per row group: about what Spark's 2 MiB row groups (jobs.plan.pipeline) hold of these rows,
 # so that a reader of one group skips the rest by their statistics as it does in Spark's files.

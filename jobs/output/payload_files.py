@@ -10,9 +10,8 @@ them), parses them with pyarrow, sorts them by the table's sort keys and writes 
 the rows, files and order that `jobs.plan.pipeline.sorted_for_write` gives, with Spark's schema
 in the footer (`spark_layout.spark_file_schema`).
 
-Why: on a 100,000-group run with every what-if scenario (700,000 metrics rows, 2.4M cost
-rows) Spark's parse, shuffle and sort of these two tables took about 26 s of task time on
-two cores (docs/performance.md).
+Why: on a 100,000-group run with every what-if scenario, Spark's parse, shuffle and sort of
+these two tables cost several times pyarrow's (docs/performance.md).
 """
 
 from __future__ import annotations

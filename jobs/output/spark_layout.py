@@ -86,7 +86,7 @@ def _np_fmix(h: np.ndarray, length: np.ndarray | int) -> np.ndarray:
 
 def spark_string_hashes(values: pa.Array) -> np.ndarray:
     """`spark_string_hash` of every value of a string array without nulls (uint32), word by
-    word across all values at once: a Python loop per value cost 0.6 s per 100,000 ids."""
+    word across all values at once, not a Python loop per value (docs/performance.md)."""
     values = values.cast(pa.string())
     n = len(values)
     if n == 0:

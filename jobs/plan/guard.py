@@ -45,7 +45,7 @@ _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
 
 @dataclass(frozen=True)
 class GuardSettings:
-    """`[planner] group_timeout_s` and `group_memory_mb`; 0 turns a limit off."""
+    """`[execution] group_timeout_s` and `group_memory_mb`; 0 turns a limit off."""
 
     timeout_s: float = 60.0
     memory_mb: int = 2048
@@ -136,8 +136,8 @@ def _child(
     faulthandler.disable()  # a crash is reported once, by the parent, not as a stack dump
     # No cyclic collection in a child that ends when its bucket is done: a plan holds no
     # cycles (`jobs.plan.udf._no_cyclic_gc`), and turning the collector back on at the end walks
-    # every object the bucket made (about 1 s on a 1M-partition group) for memory `_exit`
-    # returns whole. It also leaves the pages shared with the parent unwritten.
+    # every object the bucket made (millions on a large group) for memory `_exit` returns
+    # whole. It also leaves the pages shared with the parent unwritten.
     gc.disable()
     try:
         posted = 0

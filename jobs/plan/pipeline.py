@@ -81,13 +81,11 @@ SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
 # Default buckets per core (config `buckets = 0`). Groups' costs vary a lot (a rolling
 # restart of a large group costs thousands of small ones), so a few big buckets leave a core
-# idle behind the slowest one: 16 per core measured 16% faster than 4 on the 30,000-group
-# bench estate with what-if scenarios (7% plan only); 64 per core no faster than 16.
+# idle behind the slowest one: 16 per core beat 4, and more gain nothing (docs/performance.md).
 BUCKETS_PER_CORE = 16
 # A bucket's worker memory grows with the groups in it (its input frame and every output row
-# of its groups are held at once): 16 buckets per core on 2 cores peaked at 0.17 GiB a worker
-# with 10,000 groups and 0.63 GiB with 100,000 (17,000 members a bucket). Larger estates get
-# more buckets rather than larger ones, so a worker's memory does not grow with the estate.
+# of its groups are held at once; docs/performance.md, "Memory"). Larger estates get more
+# buckets rather than larger ones, so a worker's memory does not grow with the estate.
 MEMBERS_PER_BUCKET = 20_000
 
 
@@ -97,9 +95,8 @@ def default_buckets(members: int, cores: int) -> int:
 
 
 # Row groups of the output tables. Files are sorted by group_id, so small row groups let a
-# reader of one group (`jobs.describe`) skip all others by their statistics: on a
-# 100,000-group output, 32k-row groups read a group 10x faster than one row group per file
-# (Spark's default, 128 MiB), at the same size on disk.
+# reader of one group (`jobs.describe`) skip all others by their statistics, at the same
+# size on disk as Spark's default of one 128 MiB row group (docs/performance.md).
 OUTPUT_ROW_GROUP_BYTES = 2 * 1024 * 1024
 
 
@@ -158,8 +155,8 @@ def topic_catalog(
 
     The table is collected to the driver once, through Arrow, and checked there per topic:
     the catalog holds every partition's racks anyway, and Spark's exact distinct count per
-    topic is a shuffle of every row (3.5–5.6 s for 1M partitions here, 10 s of task time;
-    the Arrow collect and pyarrow's aggregation 1.1–2.7 s).
+    topic is a shuffle of every row, slower than the Arrow collect and pyarrow's aggregation
+    (docs/performance.md).
     """
     return catalog_of(
         topic_partitions.select("topic", "partition", "replica_racks", "weight").toArrow()
@@ -180,8 +177,8 @@ def planner_input(
     """
     # Partitions and generations travel as bigint: inputs may hold int64 values beyond int
     # range, which the planner reports instead of failing on a cast. The array columns travel
-    # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> measured ~6x slower
-    # than the whole rest of the input side.
+    # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> costs more than the
+    # whole rest of the input side (docs/performance.md).
     as_json = ("topics", "assignment_strategies")
     typed = {**dict(SUBSCRIPTIONS.columns), "generation": T.LongType()}
     for c in as_json:
@@ -469,8 +466,8 @@ class _Laps:
 
 # The UDF's rows, staged in the run's temporary directory (removed before it becomes the
 # output; "_" hides it from Spark's readers meanwhile). Parquet, not Spark's cache: written
-# once and read back column by column, it measured about twice as fast as the in-memory
-# columnar cache for the same rows, and it holds no memory.
+# once and read back column by column, it is faster than the in-memory columnar cache for
+# the same rows (docs/performance.md), and it holds no memory.
 STAGED = "_planned"
 # The assignment rows, when the workers write them themselves (`workers_rows_dir`).
 STAGED_ROWS = "_planned_rows"

@@ -174,7 +174,7 @@ def _ints(col: pd.Series) -> list[int | None]:
     """Nullable int columns reach pandas as float64 with NaN when a batch holds a null.
 
     Converted in numpy where every value is below 2^53 (a float64 holds those exactly, and
-    the cast is then the same as `int(v)`); larger values one by one, as before."""
+    the cast is then the same as `int(v)`); larger values one by one with `int`."""
     values = col.to_numpy()
     if values.dtype.kind in "iu":
         return list(values.tolist())
@@ -647,13 +647,13 @@ def rows_file(rows_dir: str, bucket: int) -> str:
 def write_rows(rows: pa.Table, path: str, files: int | None = None) -> None:
     """A bucket's assignment rows as one Parquet file, whole or not at all: written under a
     hidden name (Spark's readers skip names starting with "."), then renamed into place. The
-    file is written even with no rows, so it always replaces what an attempt that failed
-    before left. With `files`: each row with its output file's index (`FILE_INDEX`), the
-    rows of each output file in row groups of their own (its writer skips the others).
+    file is written even with no rows, so it always replaces what a failed attempt left.
+    With `files`: each row with its output file's index (`FILE_INDEX`), the rows of each
+    output file in row groups of their own (its writer skips the others).
 
     Why: Arrow to the JVM, rows in the JVM and the JVM's Parquet encoder cost several times
-    what pyarrow's encoder does (a 1M-row bucket: about 3 s of the task against 0.2 s), and
-    the guard's child no longer pickles the rows back to its parent."""
+    what pyarrow's encoder does (docs/performance.md), and the guard's child hands back only
+    the small tables' rows to its parent, not these."""
     import pyarrow.parquet as pq  # the workers' import only when it is used
 
     os.makedirs(os.path.dirname(path), exist_ok=True)

@@ -102,8 +102,8 @@ def load_imbalance(metrics: DataFrame) -> dict[str, dict[str, dict[str, Any]]]:
 
     `percentile` (exact, not `percentile_approx`) so the figures are the same on every run;
     like count and max it leaves nulls out. Apart from `balance_figures`: an exact percentile
-    makes the whole aggregation an object aggregate without generated code (measured about
-    twice as slow over the other figures' columns)."""
+    makes the whole aggregation an object aggregate without generated code, slower over the
+    other figures' columns too (docs/performance.md)."""
     columns = [(c, label) for c, label in LOAD_COLUMNS if has(metrics, c)]
     if not columns:
         return {}

@@ -389,7 +389,8 @@ def _whatif_settings(
     planner: dict[str, Any], problems: _Problems, ranged: Callable[[str, str, int], int]
 ) -> dict[str, Any]:
     """The what-if keys of [planner]: scenario names are checked here, before Spark starts;
-    `recommend_from` names are resolved with the strategies (`pipeline.check_whatif`)."""
+    `recommend_from` names are resolved with the strategies
+    (`jobs.plan.one_group.whatif_settings`)."""
     src = problems.src
     recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
     value = planner.get("scenarios", list(SCENARIOS))

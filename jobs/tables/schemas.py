@@ -278,10 +278,10 @@ SORT_KEYS = {
 # millions) use the typed columns of `assignments`; the rows of the small tables (one per
 # group and strategy at most) travel as a JSON `payload` parsed back with the table's schema,
 # except `rebalance_costs` (one per group, strategy and scenario: millions too), whose
-# payload is delimited values (`costs_payload`): ~3x cheaper to write in Python and to
-# parse in the JVM, and a fifth of the bytes through Arrow and the staged Parquet.
+# payload is delimited values (`costs_payload`): cheaper than JSON to write in Python and to
+# parse in the JVM, and fewer bytes through Arrow and the staged Parquet (docs/performance.md).
 # One frame with the union of all columns would carry ~30 mostly-null columns per assignment
-# row through Arrow and the JVM, which measured as the job's largest cost.
+# row through Arrow and the JVM: the costliest way to carry them.
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
 # Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).

@@ -208,7 +208,8 @@ def test_rejection_names_the_cause(pattern: str, detail: str) -> None:
     ("length", "pattern"), [(30, p) for p in REPRODUCED] + [(120, REPRODUCED[2])]
 )
 def test_reproduced_hangs_are_rejected_before_matching(length: int, pattern: str) -> None:
-    # These took seconds to forever on `length` characters; now they never reach the engine.
+    # These backtrack for seconds to forever on `length` characters: the guard keeps them from
+    # the engine.
     with pytest.raises(InvalidPatternError) as info:
         match_topics(pattern, ["a" * length])
     assert "backtrack" in info.value.detail  # refused by the static bound, never matched

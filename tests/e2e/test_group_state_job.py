@@ -1,5 +1,5 @@
 """`subscriptions.group_state` through the job and through plan_group: a group caught in a
-rebalance is planned and warned about; a snapshot without the column plans as before."""
+rebalance is planned and warned about; a snapshot without the column plans the same rows."""
 
 from __future__ import annotations
 

@@ -44,7 +44,7 @@ def classic(gid: str, mid: str) -> dict[str, Any]:
 
 
 MEMBERS = [
-    # classic groups: the client-side election, as before
+    # classic groups: the client-side election
     *(classic("classic", f"c{i}") for i in range(3)),
     {**classic("classic-said-so", "c0"), "group_protocol": "classic"},
     {**classic("classic-said-so", "c1"), "group_protocol": "Classic"},

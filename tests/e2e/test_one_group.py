@@ -199,7 +199,7 @@ def test_describe_an_unknown_strategy_exits_2_naming_the_run_strategies(estate) 
 
 def test_describe_a_strategy_the_group_was_not_planned_under_is_not_an_error(estate) -> None:  # type: ignore[no-untyped-def]
     """A strategy of the run, for a group rejected under every strategy: shown (its rows are
-    empty), exit 0, as before."""
+    empty), exit 0."""
     done = cli(
         "jobs.describe", "--output", estate.output, "--group", "bad-duplicate-member",
         "--strategy", "range",

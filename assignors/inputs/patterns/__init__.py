@@ -65,10 +65,9 @@ therefore static, on the parsed pattern, and cheap (about a millisecond per patt
      `x{lo,hi}+` can only retry its first `lo` iterations.
 
    The pattern is INVALID_PATTERN when `steps + ways` of the whole exceeds
-   `MAX_BACKTRACKING_STEPS` (1e8). On adversarial names (long runs of the pattern's own
-   characters, spoiled by a last one), the slowest accepted patterns were measured at about
-   0.1 s per 249-character name (0.2 s on a loaded machine); ordinary ones take
-   microseconds. What it rejects:
+   `MAX_BACKTRACKING_STEPS` (1e8): a fraction of a second per 249-character name for the
+   slowest accepted patterns on adversarial names (long runs of the pattern's own
+   characters, spoiled by a last one; figures in docs/performance.md). What it rejects:
 
    * a repeat of a body that can match the same text in more than one way: any
      non-possessive inner quantifier, `?` and `{0,n}` included (`(a+)+`, `(a?a?)*`,

@@ -44,7 +44,7 @@ def _first_char(seq: list[Node]) -> Char | None:
 
 
 MAX_BACKTRACKING_STEPS = 100_000_000
-"""The guard's budget for one 249-character name (see the package docstring): about 0.1 s."""
+"""The guard's budget for one 249-character name (see the package docstring)."""
 
 _GROUP_TRY = 20  # the extra cost of entering or leaving a repeated group, in steps
 _CAP = 1 << 128  # costs saturate here: far above any budget, and keeps the arithmetic small
@@ -95,7 +95,7 @@ _ASCII = "".join(map(chr, range(128)))
 
 @lru_cache(maxsize=1)
 def _non_ascii() -> str:
-    """Every other code point (4 MB, built once, in about 0.1 s)."""
+    """Every other code point (4 MB, so built once)."""
     return "".join(map(chr, range(128, 0x110000)))
 
 

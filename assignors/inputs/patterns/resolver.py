@@ -151,7 +151,7 @@ def match_topics(pattern: str | re.Pattern[str], topics: Iterable[str]) -> list[
 MAX_GROUP_BACKTRACKING_STEPS: Final = 10_000_000_000
 """The backtracking budget of one group's patterns against every topic name (see
 `PatternResolver`): the patterns' worst-case steps per name times the number of names.
-About 10 s of matching in the very worst case, and far less on real names."""
+Seconds of matching in the very worst case, far less on real names (docs/performance.md)."""
 
 
 class PatternResolver:
