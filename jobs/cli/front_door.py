@@ -18,6 +18,8 @@ import sys
 from collections.abc import Callable
 from importlib import metadata
 
+from jobs.cli.exit_codes import EXIT_BAD_INPUT
+
 PROG = "kafka-planner"
 Main = Callable[..., int]
 
@@ -89,9 +91,12 @@ def main(argv: list[str] | None = None) -> int:
     if args and args[0] in COMMANDS:
         load, _ = COMMANDS[args[0]]
         return load()(args[1:], prog=f"{PROG} {args[0]}")
-    # No command, an unknown one, --help or --version: argparse prints and exits (2 on error).
+    if not args:  # the list of commands, as a usage error
+        parser().print_help(sys.stderr)
+        return EXIT_BAD_INPUT
+    # An unknown command, --help or --version: argparse prints and exits (2 on an error).
     parser().parse_args(args)
-    return 2  # not reached: a command was named above, or argparse exited
+    return EXIT_BAD_INPUT  # not reached: a command was named above, or argparse exited
 
 
 if __name__ == "__main__":
