@@ -170,7 +170,8 @@ def test_every_mapped_error_names_an_exception_class() -> None:
     for name in common.ERROR_EXIT_CODES:
         module, _, cls = name.rpartition(".")
         found = getattr(importlib.import_module(module), cls)
-        assert isinstance(found, type) and issubclass(found, Exception), name
+        assert isinstance(found, type), name
+        assert issubclass(found, Exception), name
 
 
 def test_errors_map_to_the_documented_exit_codes() -> None:
