@@ -28,8 +28,11 @@ import time
 from typing import Any
 
 from jobs.cli.common import add_verbose, configure_logging, exit_code_of
-from jobs.cli.exit_codes import (
+from jobs.cli.exit_codes import (  # noqa: F401
+    # every code, unused ones too: callers (the DAG's tests) read them from this module
+    EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
+    EXIT_LOCKED,
     EXIT_NEEDS_ATTENTION,
     EXIT_OK,
     EXIT_TERMINATED,

@@ -22,9 +22,11 @@ from pyspark.sql import SparkSession
 from jobs import output
 from jobs.cli import preflight
 from jobs.cli.common import add_verbose, configure_logging, exit_code_of
-from jobs.cli.exit_codes import (
+from jobs.cli.exit_codes import (  # noqa: F401
+    # every code, unused ones too: callers (the DAG's tests) read them from this module
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
+    EXIT_LOCKED,
     EXIT_NEEDS_ATTENTION,
     EXIT_OK,
     EXIT_TERMINATED,
