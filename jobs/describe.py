@@ -1,5 +1,6 @@
 """`python -m jobs.describe`: one group of a planner output, as `kafka-consumer-groups.sh
---describe --group G` shows a live group (the command: jobs/cli/describe.py)."""
+--describe --group G` shows a live group (the command: jobs/cli/describe.py; the same as
+`kafka-planner describe`)."""
 
 from __future__ import annotations
 

@@ -1,5 +1,6 @@
-"""`python -m jobs.export_snapshot --bootstrap-servers H:P --output DIR`: export a live Kafka
-cluster's consumer groups to the planner's input tables (the command: jobs/cli/export.py)."""
+"""`python -m jobs.export_snapshot --bootstrap-server H:P --output DIR`: export a live Kafka
+cluster's consumer groups to the planner's input tables (the command: jobs/cli/export.py;
+the same as `kafka-planner export`)."""
 
 from __future__ import annotations
 

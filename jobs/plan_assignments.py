@@ -3,6 +3,7 @@
     spark-submit jobs/plan_assignments.py --input DIR --output DIR \\
         [--config conf/planner.toml] [--strategies range,roundrobin] [--ds YYYY-MM-DD]
     python -m jobs.plan_assignments ...   # same flags; builds a local[*] session
+    kafka-planner plan ...                # the same, through the front door
 
 The work is done by jobs/cli/plan.py (flags, exit codes), jobs/plan/session.py (the
 SparkSession, code shipping), jobs/plan/pipeline.py (the run) and jobs/plan/summary.py (the

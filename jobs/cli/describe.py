@@ -1,8 +1,8 @@
 """`python -m jobs.describe`: one group of a planner output, as `kafka-consumer-groups.sh
 --describe --group G` shows a live group; pyarrow only, no Spark.
 
-    python -m jobs.describe --output DIR --group G [--strategy S] [--format table|json|csv]
-        [--input DIR]
+    kafka-planner describe --output DIR --group G [--strategy S] [--format table|json|csv]
+        [--input DIR]          # or: python -m jobs.describe ..., the same flags
 
 The members (instance id, rack, subscription, generation) come from the input snapshot the
 run read (its path is in `_manifest.json`; `--input` when it moved: a snapshot other than
@@ -19,39 +19,52 @@ import os
 import sys
 from typing import Any
 
+from jobs.cli.common import add_verbose, guarded
 from jobs.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from jobs.tables import group_read
 from jobs.tables.group_view import build_view, render
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="describe", description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None, prog: str = "describe") -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="One group of a planner output, as `kafka-consumer-groups.sh --describe"
+        " --group G --members` shows a live group (pyarrow only, no Spark).",
+    )
     p.add_argument("--output", required=True, help="a planner output directory")
     p.add_argument("--group", required=True, help="the consumer group id")
     p.add_argument("--strategy", default=None, help="show this strategy only")
     p.add_argument("--format", choices=("table", "json", "csv"), default="table")
     p.add_argument("--input", default=None, help="the input snapshot (default: the manifest's)")
-    return p.parse_args(argv)
+    add_verbose(p)
+    args = p.parse_args(argv)
+    args.prog = prog
+    return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "describe") -> int:
+    args = parse_args(argv, prog)
+    return guarded(prog, lambda: describe(args), verbose=args.verbose)
+
+
+def describe(args: argparse.Namespace) -> int:
+    prog = getattr(args, "prog", "describe")
     try:
         found = group_read.read_output(args.output, args.group, args.strategy)
     except group_read.NotFoundError as exc:
-        print(f"describe: {exc}", file=sys.stderr)
+        print(f"{prog}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     if args.strategy is not None:
         known = _strategies(args.output, found.manifest)
         if known and args.strategy not in known:  # none known: an output too old to tell
-            print(f"describe: {_no_strategy(args.strategy, args.output, known)}", file=sys.stderr)
+            print(f"{prog}: {_no_strategy(args.strategy, args.output, known)}", file=sys.stderr)
             return EXIT_BAD_INPUT
     planned_from = found.manifest.get("input")
     if args.input is not None and planned_from and not _same_path(args.input, planned_from):
         # Still shown (a moved snapshot is the reason --input exists), but the members may
         # not be the ones the run planned.
         print(
-            f"describe: warning: --input {args.input} is not the snapshot {args.output} was"
+            f"{prog}: warning: --input {args.input} is not the snapshot {args.output} was"
             f" planned from ({planned_from}, per its {group_read.MANIFEST}); the members"
             f" shown are {args.input}'s",
             file=sys.stderr,

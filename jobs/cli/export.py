@@ -1,9 +1,15 @@
-"""Entry point: `python -m jobs.export_snapshot --bootstrap-servers H:P --output DIR`.
+"""Entry point: `kafka-planner export --bootstrap-server H:P --output DIR` (or `python -m
+jobs.export_snapshot`, the same flags; `--bootstrap-servers` is kept as an alias).
+
+Which groups: every group by default (`--all-groups` says so explicitly), or the ones named
+by `--group` (repeatable, as kafka-consumer-groups.sh takes it; the two exclude each other);
+`--groups` and `--exclude-groups` (regexes, full match) narrow either selection. A named
+group the cluster does not list is skipped (exit 3), as is one it lists but cannot describe.
 
 Exit codes as the planner's: 0 exported; 2 configuration, connection, missing API or ACL, or
 output-location error, nothing written; 3 exported, but some groups were skipped or failed
-(listed in `_snapshot.json`), or `--groups` / `--exclude-groups` left no group (nothing
-written); 4 the output is locked by another export that is still alive
+(listed in `_snapshot.json`), or `--group` / `--groups` / `--exclude-groups` left no group
+(nothing written); 4 the output is locked by another export that is still alive
 (retry later), nothing written; 130 interrupted (Ctrl-C), 143 terminated (SIGTERM), nothing
 written, the lock released; 1 the snapshot could not be written (a full disk) or an unexpected
 failure, nothing written. A failure prints one line naming its cause; `--verbose` adds the full
@@ -21,7 +27,9 @@ import sys
 import time
 from typing import Any
 
-from jobs.cli.exit_codes import (
+from jobs.cli.common import add_verbose, configure_logging, exit_code_of
+from jobs.cli.exit_codes import (  # noqa: F401
+    # every code, unused ones too: callers (the DAG's tests) read them from this module
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
     EXIT_LOCKED,
@@ -40,24 +48,43 @@ from jobs.output import OutputError, OutputLocked
 log = logging.getLogger("exporter")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None, prog: str = "export_snapshot") -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="export_snapshot",
+        prog=prog,
         description="Export a live Kafka cluster's consumer groups to the planner's input tables"
         " (read-only: never joins a group, never commits).",
     )
-    p.add_argument("--bootstrap-servers", required=True, help="HOST:PORT[,HOST:PORT]")
+    p.add_argument(
+        "--bootstrap-server",
+        "--bootstrap-servers",
+        dest="bootstrap_servers",
+        metavar="HOST:PORT[,HOST:PORT]",
+        required=True,
+        help="the server(s) to connect to",
+    )
     p.add_argument("--output", required=True, help="snapshot directory (replaced atomically)")
     p.add_argument("--command-config", default=None, help="Kafka client properties file")
+    scope = p.add_mutually_exclusive_group()
+    scope.add_argument(
+        "--group",
+        dest="group",
+        action="append",
+        default=None,
+        metavar="GROUP",
+        help="export this consumer group (repeatable: --group g1 --group g2)",
+    )
+    scope.add_argument(
+        "--all-groups",
+        action="store_true",
+        help="export every consumer group the cluster lists (the default)",
+    )
     p.add_argument("--groups", default=None, help="regex: export only the groups it matches")
     p.add_argument("--exclude-groups", default=None, help="regex: groups to leave out")
     p.add_argument("--all-topics", action="store_true", help="every topic, not just the groups'")
     p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded")
     p.add_argument("--timeout-s", type=float, default=30.0, help="per-request timeout (seconds)")
-    p.add_argument(
-        "--verbose",
-        action="store_true",
-        help="on a failure, print the full trace and kafka-python's own errors, not only the cause",
+    add_verbose(
+        p, "on a failure, print the full trace and kafka-python's own errors, not only the cause"
     )
     args = p.parse_args(argv)
     if args.ds is not None:
@@ -127,8 +154,9 @@ def export(args: argparse.Namespace) -> int:
         settings = load_command_config(args.command_config)
     except CommandConfigError as exc:
         log.error("configuration error: %s", exc)
-        return EXIT_BAD_INPUT
-    opts = Options(args.groups, args.exclude_groups, args.all_topics)
+        return exit_code_of(exc)
+    named = tuple(dict.fromkeys(getattr(args, "group", None) or ()))
+    opts = Options(args.groups, args.exclude_groups, args.all_topics, group_ids=named)
     started = time.monotonic()
     try:
         with snapshot_output(args.output) as tmp:
@@ -161,18 +189,18 @@ def export(args: argparse.Namespace) -> int:
     except ExportError as exc:
         _unless_stopping()
         log.error("export failed, nothing written: %s", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_of(exc)
     except NothingSelected as exc:
         log.error(
             "no group to export, nothing written (any previous snapshot is unchanged): %s", exc
         )
-        return EXIT_NEEDS_ATTENTION
+        return exit_code_of(exc)
     except OutputLocked as exc:
         log.error("output locked, nothing written (exit 4, retry later): %s", exc)
-        return EXIT_LOCKED
+        return exit_code_of(exc)
     except OutputError as exc:
         log.error("output refused, nothing written: %s", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_of(exc)
     except _WriteFailed as exc:  # the temporary is gone by now
         _unless_stopping()
         log.error(
@@ -207,14 +235,9 @@ def export(args: argparse.Namespace) -> int:
     return EXIT_NEEDS_ATTENTION if snap.skipped or snap.failed else EXIT_OK
 
 
-def main(argv: list[str] | None = None) -> int:
-    logging.basicConfig(
-        level=logging.WARNING,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
-    log.setLevel(logging.INFO)
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "export_snapshot") -> int:
+    configure_logging([log.name])
+    args = parse_args(argv, prog)
     # kafka-python logs every lost connection, some with a traceback; the exporter names the
     # cause of a failure itself, in one line. --verbose shows kafka-python's errors too.
     logging.getLogger("kafka").setLevel(logging.ERROR if args.verbose else logging.CRITICAL)

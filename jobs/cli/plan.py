@@ -21,7 +21,9 @@ from pyspark.sql import SparkSession
 
 from jobs import output
 from jobs.cli import preflight
-from jobs.cli.exit_codes import (
+from jobs.cli.common import add_verbose, configure_logging, exit_code_of
+from jobs.cli.exit_codes import (  # noqa: F401
+    # every code, unused ones too: callers (the DAG's tests) read them from this module
     EXIT_BAD_INPUT,
     EXIT_INTERRUPTED,
     EXIT_LOCKED,
@@ -42,9 +44,9 @@ from jobs.tables.schemas import SchemaError
 log = logging.getLogger("planner")
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None, prog: str = "plan_assignments") -> argparse.Namespace:
     p = argparse.ArgumentParser(
-        prog="plan_assignments",
+        prog=prog,
         description="Plan Kafka consumer-group partition assignments offline, as Kafka would.",
     )
     p.add_argument("--input", required=True, help="directory with one Parquet dataset per table")
@@ -67,28 +69,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         action="store_false",
         help="do not write report.html (the estate report) beside the tables",
     )
-    p.add_argument(
-        "--verbose",
-        action="store_true",
-        help="on a failure, print the full Python and Java trace, not only its cause",
-    )
+    add_verbose(p, "on a failure, print the full Python and Java trace, not only its cause")
     args = p.parse_args(argv)
     if args.ds is not None and not valid_ds(args.ds):
         p.error(f"--ds must be a date YYYY-MM-DD, got {args.ds!r}")
     return args
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, prog: str = "plan_assignments") -> int:
     # The planner's progress at INFO; libraries (py4j) only from WARNING up.
-    logging.basicConfig(
-        level=logging.WARNING,
-        format="%(asctime)s %(name)s %(levelname)s %(message)s",
-        stream=sys.stderr,
-    )
-    log.setLevel(logging.INFO)
+    configure_logging([log.name])
     for handler in logging.getLogger().handlers:
         handler.addFilter(_not_an_interrupt)
-    args = parse_args(argv)
+    args = parse_args(argv, prog)
     global _interrupted, _signal
     _interrupted, _signal = False, None  # a fresh run (main may be called more than once)
     # SIGTERM from here on unwinds like Ctrl-C: lock released, temporary removed, one line.
@@ -174,12 +167,12 @@ def _plan(args: argparse.Namespace) -> int:
         check_strategies(config)
     except ConfigError as exc:
         log.error("configuration error: %s", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_of(exc)
     try:
         _check_before_spark(args.output, config)
     except OutputLocked as exc:
         log.error("output locked, nothing written (exit 4, retry later): %s", exc)
-        return EXIT_LOCKED
+        return exit_code_of(exc)
     try:
         spark = build_session(config)
     except Exception as exc:  # the JVM did not start, or Spark refused a [spark] property
@@ -203,13 +196,13 @@ def _plan(args: argparse.Namespace) -> int:
         )
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_of(exc)
     except OutputLocked as exc:
         log.error("output locked, nothing written (exit 4, retry later): %s", exc)
-        return EXIT_LOCKED
+        return exit_code_of(exc)
     except OutputError as exc:
         log.error("output refused, nothing written: %s", exc)
-        return EXIT_BAD_INPUT
+        return exit_code_of(exc)
     except Exception as exc:
         if _interrupted:
             # Ctrl-C reaches the JVM too (one process group): a py4j call made while

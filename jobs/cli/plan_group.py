@@ -1,8 +1,8 @@
 """`python -m jobs.plan_group`: plan one group straight from a snapshot, with the pure core
 and pyarrow (no Spark), and try an operator's change on it.
 
-    python -m jobs.plan_group --input DIR --group G [--config FILE] [--strategies a,b]
-        [--format table|json|csv] [--what-if EXPR ...]
+    kafka-planner plan-group --input DIR --group G [--config FILE] [--strategies a,b]
+        [--format table|json|csv] [--what-if EXPR ...]   # or: python -m jobs.plan_group ...
 
 The group is planned exactly as the estate job plans it (`jobs.plan.one_group`): same config,
 same strategies and plugins, same rows. `--what-if` (repeatable; see `assignors.whatif.changes`)
@@ -27,6 +27,7 @@ from assignors.inputs.validation import OwnedRow
 from assignors.model import TopicMetadata
 from assignors.whatif.changes import Change, change_cost, change_topics, check_changes, parse_change
 from assignors.whatif.group import strategy_plans
+from jobs.cli.common import add_verbose, guarded
 from jobs.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
 from jobs.plan.one_group import (
     GroupResult,
@@ -45,8 +46,12 @@ class UsageError(Exception):
     """Exit 2 with this message."""
 
 
-def parse_args(argv: list[str] | None) -> argparse.Namespace:
-    p = argparse.ArgumentParser(prog="plan_group", description=__doc__.splitlines()[0])
+def parse_args(argv: list[str] | None, prog: str = "plan_group") -> argparse.Namespace:
+    p = argparse.ArgumentParser(
+        prog=prog,
+        description="Plan one group straight from a snapshot, with the pure core and pyarrow"
+        " (no Spark), exactly as the estate job plans it, and try an operator's change on it.",
+    )
     p.add_argument("--input", required=True, help="the snapshot: one Parquet dataset per table")
     p.add_argument("--group", required=True, help="the consumer group id")
     p.add_argument("--config", default=None, help="planner TOML (default: conf/planner.toml)")
@@ -61,15 +66,22 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
         help="a change to try (repeatable, applied together): member_join[:ID],"
         " member_leave[:ID], partition_growth[:TOPIC=N], subscription_change[:ID=T1,T2]",
     )
-    return p.parse_args(argv)
+    add_verbose(p)
+    args = p.parse_args(argv)
+    args.prog = prog
+    return args
 
 
-def main(argv: list[str] | None = None) -> int:
-    args = parse_args(argv)
+def main(argv: list[str] | None = None, prog: str = "plan_group") -> int:
+    args = parse_args(argv, prog)
+    return guarded(prog, lambda: plan_and_show(args), verbose=args.verbose)
+
+
+def plan_and_show(args: argparse.Namespace) -> int:
     try:
         view = plan(args)
     except (UsageError, ConfigError, group_read.NotFoundError, ValueError) as exc:
-        print(f"plan_group: {exc}", file=sys.stderr)
+        print(f"{getattr(args, 'prog', 'plan_group')}: {exc}", file=sys.stderr)
         return EXIT_BAD_INPUT
     sys.stdout.write(render(view, args.format))
     if args.format == "table" and view.get("what_if"):

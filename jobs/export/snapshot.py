@@ -58,6 +58,8 @@ class Options:
     groups: str | None = None
     exclude_groups: str | None = None
     all_topics: bool = False
+    # `--group` (repeatable): only these groups; empty = every group the cluster lists.
+    group_ids: tuple[str, ...] = ()
 
 
 @dataclass
@@ -89,16 +91,19 @@ class Snapshot:
 
 
 class NothingSelected(Exception):
-    """`--groups` / `--exclude-groups` leave no group of the cluster's to export."""
+    """`--group` / `--groups` / `--exclude-groups` leave no group of the cluster's to export."""
 
 
 def _select(group_ids: list[str], opts: Options) -> list[str]:
     inc = re.compile(opts.groups) if opts.groups else None
     exc = re.compile(opts.exclude_groups) if opts.exclude_groups else None
+    named = set(opts.group_ids)
     return [
         g
         for g in group_ids
-        if (inc is None or inc.fullmatch(g)) and (exc is None or not exc.fullmatch(g))
+        if (not named or g in named)
+        and (inc is None or inc.fullmatch(g))
+        and (exc is None or not exc.fullmatch(g))
     ]
 
 
@@ -393,12 +398,17 @@ def collect(client: Client, opts: Options) -> Snapshot:
     kinds = {g: k for g, _, k in listed}
     wanted = _select([g for g, _, _ in listed], opts)
     log.info("groups listed: %d, selected: %d", len(listed), len(wanted))
-    if not wanted and listed and (opts.groups or opts.exclude_groups):
+    if (
+        not wanted
+        and (listed or opts.group_ids)
+        and (opts.groups or opts.exclude_groups or opts.group_ids)
+    ):
         # A filter that matches nothing is a typo far more often than an empty estate: an
         # empty snapshot in place of the previous one would hide every group tomorrow.
         filters = " and ".join(
             f"{flag} {value!r}"
             for flag, value in (
+                ("--group", ",".join(opts.group_ids)),
                 ("--groups", opts.groups),
                 ("--exclude-groups", opts.exclude_groups),
             )
@@ -407,8 +417,11 @@ def collect(client: Client, opts: Options) -> Snapshot:
         sample = ", ".join(sorted(g for g, _, _ in listed)[:5])
         raise NothingSelected(
             f"none of the {len(listed)} groups the cluster lists passes {filters}"
-            f" (they include {sample})"
+            + (f" (they include {sample})" if sample else "")
         )
+    for gid in opts.group_ids:
+        if gid not in types:  # kafka-consumer-groups.sh: "Consumer group 'x' does not exist."
+            snap.skipped[gid] = "the cluster lists no such consumer group"
     # ListGroups v5+ names KIP-848 groups; they are read with ConsumerGroupDescribe where the
     # broker's ApiVersions answer lists it.
     reads_consumer = client.serves(CONSUMER_GROUP_DESCRIBE) is not None

@@ -1,4 +1,5 @@
-"""`python -m jobs.report OUTPUT_DIR`: (re)build OUTPUT_DIR/report.html.
+"""`python -m jobs.report OUTPUT_DIR`: (re)build OUTPUT_DIR/report.html (the same as
+`kafka-planner report OUTPUT_DIR`).
 
 The command is jobs/cli/report.py, run here by its module name as `python -m` runs a module:
 the report wing itself never imports the commands above it.

@@ -9,6 +9,10 @@ The table is for people: a reason repeated more than `REPEATED_REASON` times in 
 `rejected` rows (100,000 owned partitions of a deleted topic are 100,000 warnings) is one
 line, its count and its first `EXAMPLES` details. JSON and CSV are for programs and keep
 every row.
+
+Member columns are named as `kafka-consumer-groups.sh --describe --members --verbose` names
+the same things (`CONSUMER-ID`, `GROUP-INSTANCE-ID`, `HOST`, `CLIENT-ID`, `#PARTITIONS`,
+`ASSIGNMENT`), and a missing value is shown as `-`, as it shows one.
 """
 
 from __future__ import annotations
@@ -38,11 +42,34 @@ CSV_COLUMNS = (
 MEMBER_COLUMNS = (
     "member_id",
     "group_instance_id",
+    "client_id",
+    "client_host",
     "client_rack",
     "topics",
     "topic_pattern",
     "assignment_strategies",
     "generation",
+)
+# The MEMBERS table and each strategy's table of members, headed as kafka-consumer-groups.sh
+# heads its `--members --verbose` columns (then the planner's own).
+MEMBERS_HEADERS = (
+    "CONSUMER-ID",
+    "GROUP-INSTANCE-ID",
+    "HOST",
+    "CLIENT-ID",
+    "RACK",
+    "GENERATION",
+    "STRATEGIES",
+    "SUBSCRIPTION",
+)
+ASSIGNED_HEADERS = (
+    "CONSUMER-ID",
+    "HOST",
+    "CLIENT-ID",
+    "#PARTITIONS",
+    "LAG",
+    "RACK-MISMATCH",
+    "ASSIGNMENT",
 )
 # The metrics an operator reads first (the full row is in the JSON document).
 SHOWN_METRICS = (
@@ -123,10 +150,12 @@ def _members_of(
     by_member: dict[str, list[Row]] = {}
     instance: dict[str, Any] = {}
     rack: dict[str, Any] = {}
+    client: dict[str, tuple[str | None, str | None]] = {}
     for m in members or []:
         by_member.setdefault(m["member_id"], [])
         instance[m["member_id"]] = m.get("group_instance_id")
         rack[m["member_id"]] = m.get("client_rack")
+        client[m["member_id"]] = (_optional(m, "client_id"), _optional(m, "client_host"))
     for r in rows:
         by_member.setdefault(r["member_id"], []).append(r)
         instance.setdefault(r["member_id"], r.get("group_instance_id"))
@@ -148,6 +177,8 @@ def _members_of(
             {
                 "member_id": mid,
                 "group_instance_id": instance.get(mid),
+                "client_id": client.get(mid, (None, None))[0],
+                "client_host": client.get(mid, (None, None))[1],
                 "partition_count": len(mine),
                 "partitions": compact((r["topic"], r["partition"]) for r in mine),
                 "lag": sum(known) if known else None,
@@ -164,6 +195,13 @@ def _members_of(
             }
         )
     return out
+
+
+def _optional(member: Row, key: str) -> str | None:
+    """An optional string column of `subscriptions` (`client_id`, `client_host`): None when
+    the snapshot has no such column or the member no value."""
+    value = member.get(key)
+    return None if value is None else str(value)
 
 
 def build_view(
@@ -214,7 +252,10 @@ def build_view(
         "members": None
         if members is None
         else [
-            {k: m.get(k) for k in MEMBER_COLUMNS}
+            {
+                k: _optional(m, k) if k in ("client_id", "client_host") else m.get(k)
+                for k in MEMBER_COLUMNS
+            }
             for m in sorted(members, key=lambda m: str(m["member_id"]))
         ],
         "election": elections[0] if elections else None,
@@ -268,6 +309,8 @@ def render_table(view: Row, width: int | None = None) -> str:
             (
                 m["member_id"],
                 m["group_instance_id"],
+                m.get("client_host"),
+                m.get("client_id"),
                 m["client_rack"],
                 m["generation"],
                 m["assignment_strategies"],
@@ -275,8 +318,7 @@ def render_table(view: Row, width: int | None = None) -> str:
             )
             for m in view["members"]
         ]
-        heads = ("MEMBER-ID", "INSTANCE-ID", "RACK", "GENERATION", "STRATEGIES", "SUBSCRIPTION")
-        lines += _indent(_table(heads, rows, width - 2))
+        lines += _indent(_table(MEMBERS_HEADERS, rows, width - 2))
     election = view.get("election")
     if election:
         lines += ["", "ELECTION"]
@@ -372,6 +414,8 @@ def _strategy_lines(s: Row, width: int) -> list[str]:
     rows = [
         (
             r["member_id"],
+            r.get("client_host"),
+            r.get("client_id"),
             r["partition_count"],
             r["lag"],
             r["rack_mismatches"],
@@ -379,8 +423,7 @@ def _strategy_lines(s: Row, width: int) -> list[str]:
         )
         for r in s["members"]
     ]
-    heads = ("MEMBER-ID", "COUNT", "LAG", "RACK-MISMATCH", "PARTITIONS")
-    lines += _indent(_table(heads, rows, width - 2))
+    lines += _indent(_table(ASSIGNED_HEADERS, rows, width - 2))
     return lines
 
 
