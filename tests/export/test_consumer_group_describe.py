@@ -15,7 +15,6 @@ import uuid
 import pytest
 
 from jobs.export import protocol as p
-from jobs.export.client import FlexibleRequest
 
 VERSIONS = range(p.CONSUMER_GROUP_DESCRIBE_VERSIONS[0], p.CONSUMER_GROUP_DESCRIBE_VERSIONS[1] + 1)
 ORDERS_ID = "6f1c2a4e-8d3b-4c1a-9e2f-0a1b2c3d4e5f"
@@ -220,12 +219,14 @@ def test_trailing_bytes_and_unknown_versions_are_refused() -> None:
 
 
 def test_kafka_python_frames_and_reads_the_request() -> None:
-    """Through kafka-python's own wire parser: request header v2, then the answer read back."""
+    """Through kafka-python's own wire parser: request header v2, then the answer read back
+    (the generated response registered for API key 69)."""
     from kafka.protocol.parser import KafkaProtocol
 
     wire = KafkaProtocol(client_id="exporter")
     body = p.encode_consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]), 1)
-    req = FlexibleRequest(69, 1, body, p.decode_consumer_group_describe_response)
+    req = p.consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]))
+    req.API_VERSION = 1
     correlation = wire.send_request(req)
     sent = wire.send_bytes()
     # size, api key 69, version 1, correlation id, client id (int16 length), no tags, body
@@ -238,4 +239,29 @@ def test_kafka_python_frames_and_reads_the_request() -> None:
     assert got_id == correlation
     assert response.API_VERSION == 1
     assert response.throttle_time_ms == 5
-    assert response.body == expected_response(1)
+    assert p.consumer_groups(response) == expected_response(1)
+
+
+def test_an_answer_that_does_not_decode_is_a_protocol_error() -> None:
+    """Trailing or missing bytes: kafka-python's parser reports an undecodable answer (the
+    client's RequestFailed), never a partly read one."""
+    import kafka.errors as errors
+    from kafka.protocol.parser import KafkaProtocol
+
+    for answer_body in (response_bytes(1) + b"\x00", response_bytes(1)[:-7]):
+        wire = KafkaProtocol(client_id="exporter")
+        req = p.consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]))
+        req.API_VERSION = 1
+        correlation = wire.send_request(req)
+        answer = i32(correlation) + NO_TAGS + answer_body
+        with pytest.raises(errors.KafkaProtocolError):
+            wire.receive_bytes(i32(len(answer)) + answer)
+
+
+def test_null_where_the_schema_forbids_it_is_a_decode_error() -> None:
+    # GroupId is not nullable: a compact length of 0 (null) in its place.
+    data = response_bytes(0)
+    at = data.index(cstr("payments"))
+    broken = data[:at] + b"\x00" + data[at + len(cstr("payments")) :]
+    with pytest.raises(p.DecodeError):
+        p.decode_consumer_group_describe_response(broken, 0)
