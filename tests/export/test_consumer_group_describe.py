@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any
 
 import pytest
 
@@ -265,3 +266,60 @@ def test_null_where_the_schema_forbids_it_is_a_decode_error() -> None:
     broken = data[:at] + b"\x00" + data[at + len(cstr("payments")) :]
     with pytest.raises(p.DecodeError):
         p.decode_consumer_group_describe_response(broken, 0)
+
+
+class _Manager:
+    """kafka-python's connection manager as the client uses it, answering every
+    ConsumerGroupDescribe with response_bytes() in the version it was sent in."""
+
+    def __init__(self, broker_range: tuple[int, int] | None) -> None:
+        from kafka.protocol.broker_version_data import BrokerVersionData
+
+        served = {} if broker_range is None else {69: broker_range}
+        self.broker_version_data = BrokerVersionData((4, 0), served)
+        self.sent: list[tuple[int, bytes]] = []
+
+    def run(self, coro: Any, *args: Any) -> Any:
+        import asyncio
+
+        return asyncio.run(coro(*args))
+
+    async def send(self, request: Any, node_id: int | None, request_timeout_ms: int) -> Any:
+        from jobs.export.schemas import ConsumerGroupDescribeResponse
+
+        version = request.API_VERSION
+        self.sent.append((version, bytes(request.encode())))
+        return ConsumerGroupDescribeResponse.decode(response_bytes(version), version=version)
+
+
+def _client(manager: _Manager) -> Any:
+    from jobs.export.client import Client, Stats
+
+    client = Client.__new__(Client)
+    client.bootstrap, client.timeout_ms, client.max_in_flight, client.retries = "b:9092", 1000, 5, 0
+    client.stats = Stats()
+    client._manager = manager
+    return client
+
+
+@pytest.mark.parametrize(("broker", "sent"), [((0, 1), 1), ((0, 0), 0), ((0, 3), 1)])
+def test_the_client_sends_the_highest_version_both_serve(
+    broker: tuple[int, int], sent: int
+) -> None:
+    manager = _Manager(broker)
+    client = _client(manager)
+    got = client.consumer_group_describe({1: ["payments", "gone"]})
+    assert [v for v, _ in manager.sent] == [sent]
+    assert client.stats.versions == {"ConsumerGroupDescribe": sent}  # _snapshot.json's
+    assert manager.sent[0][1] == uvarint(3) + cstr("payments") + cstr("gone") + b"\x00" + NO_TAGS
+    assert got == {g.group_id: g for g in expected_response(sent).groups}
+    assert {m.member_type for m in got["payments"].members} == ({1, 0} if sent else {-1})
+
+
+def test_a_broker_without_consumer_group_describe_is_an_export_error() -> None:
+    from jobs.export.client import ExportError
+
+    with pytest.raises(ExportError, match="does not serve ConsumerGroupDescribe"):
+        _client(_Manager(None)).consumer_group_describe({1: ["payments"]})
+    with pytest.raises(ExportError, match="does not serve ConsumerGroupDescribe"):
+        _client(_Manager((2, 3))).consumer_group_describe({1: ["payments"]})
