@@ -20,7 +20,6 @@ exist for tests and for round trips.
 
 from __future__ import annotations
 
-import io
 import struct
 import uuid
 from dataclasses import dataclass, field
@@ -127,14 +126,23 @@ def _why(exc: BaseException) -> str:
     return f"truncated ({exc})" if isinstance(exc, struct.error | IndexError) else str(exc)
 
 
-def _decode_body(cls: Any, body: bytes, layout: int) -> tuple[Any, int]:
-    """`body` (no version header) as `cls` version `layout`, and the bytes left over."""
-    buf = io.BytesIO(body)
+def decode_exactly(cls: Any, data: bytes, start: int, layout: int, flexible: bool) -> Any:
+    """`data` from byte `start` as `cls` version `layout`, and how many bytes are left over.
+
+    kafka-python's compiled decoder (the one its connections use) does not check a length
+    against the bytes: it reads what is there and moves on, so a length past the end shows as
+    an end position past the end, never as a value of its own. DecodeError then, or when
+    the bytes do not fit the layout at all."""
+    read = cls._struct.compiled_decode_from(
+        layout, compact=flexible, tagged=flexible, data_class=cls
+    )
     try:
-        msg = cls.decode(buf, version=layout, header=False)
+        msg, pos = read(memoryview(data), start)
     except _UNDECODABLE as exc:
         raise DecodeError(_why(exc)) from exc
-    return msg, len(body) - buf.tell()
+    if pos > len(data):
+        raise DecodeError(f"truncated: {pos - len(data)} bytes short of the layout")
+    return msg, len(data) - pos
 
 
 def _text(value: str | None, what: str) -> str:
@@ -167,14 +175,13 @@ def decode_subscription(data: bytes) -> Subscription:
 
     version = _version_of(data, "subscription")
     newest = min(version, Wire.max_version)
-    body = data[2:]
     # A writer of version v that stops after a field: the layout of the version that ends
     # there reads all the bytes (every field takes at least two, so at most one does). A
     # version newer than ours may append fields: its v3 part is read, the rest ignored.
     first: DecodeError | None = None
     for layout in range(newest, -1, -1):
         try:
-            msg, left = _decode_body(Wire, body, layout)
+            msg, left = decode_exactly(Wire, data, 2, layout, False)
         except DecodeError as exc:
             first = first or exc
             continue
@@ -227,16 +234,15 @@ def decode_assignment(data: bytes) -> Assignment:
 
     version = _version_of(data, "assignment")
     layout = min(version, Wire.max_version)
-    body = data[2:]
     try:
-        msg, left = _decode_body(Wire, body, layout)
+        msg, left = decode_exactly(Wire, data, 2, layout, False)
         if left and version <= Wire.max_version:
             raise DecodeError(f"{left} unexpected trailing bytes")
     except DecodeError as exc:
         # A writer that stops after the partitions sends no user data (null): read as if it
         # had, and only if the partitions then end the bytes exactly.
         try:
-            msg, left = _decode_body(Wire, body + _NULL_BYTES, layout)
+            msg, left = decode_exactly(Wire, data + _NULL_BYTES, 2, layout, False)
         except DecodeError:
             left = -1
         if left != 0:
@@ -373,13 +379,9 @@ def decode_consumer_group_describe_request(
     from jobs.export.schemas import ConsumerGroupDescribeRequest as Wire
 
     _check_version(version)
-    buf = io.BytesIO(data)
-    try:
-        msg = Wire._struct.decode(buf, version=version, compact=True, tagged=True)
-    except _UNDECODABLE as exc:
-        raise DecodeError(_why(exc)) from exc
-    if buf.tell() != len(data):
-        raise DecodeError(f"{len(data) - buf.tell()} unexpected trailing bytes")
+    msg, left = decode_exactly(Wire, data, 0, version, True)
+    if left:
+        raise DecodeError(f"{left} unexpected trailing bytes")
     return ConsumerGroupDescribeRequest(
         [_text(g, "group id") for g in _items(msg.group_ids, "GroupIds")],
         bool(msg.include_authorized_operations),

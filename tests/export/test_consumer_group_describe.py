@@ -323,3 +323,23 @@ def test_a_broker_without_consumer_group_describe_is_an_export_error() -> None:
         _client(_Manager(None)).consumer_group_describe({1: ["payments"]})
     with pytest.raises(ExportError, match="does not serve ConsumerGroupDescribe"):
         _client(_Manager((2, 3))).consumer_group_describe({1: ["payments"]})
+
+
+def test_the_schemas_are_shipped_and_generate_both_versions() -> None:
+    """The JSON files are package data (an installed exporter loads them), and kafka-python's
+    loader reads them as Kafka's: API key 69, versions 0-1, flexible from v0."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    from jobs.export import schemas
+
+    here = Path(schemas.__file__).parent
+    data = tomllib.loads((here.parents[2] / "pyproject.toml").read_text())
+    globs = data["tool"]["setuptools"]["package-data"]["jobs.export.schemas"]
+    files = sorted(f.name for f in here.glob("*.json"))
+    assert files == ["ConsumerGroupDescribeRequest.json", "ConsumerGroupDescribeResponse.json"]
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files)
+    for cls in (schemas.ConsumerGroupDescribeRequest, schemas.ConsumerGroupDescribeResponse):
+        assert (cls.API_KEY, cls.valid_versions, cls.flexible_version_q(0)) == (69, (0, 1), True)
+        assert "Apache License, Version 2.0" in cls.__license__

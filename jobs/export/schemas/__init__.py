@@ -6,7 +6,7 @@ parser, so the client sends the request like any of kafka-python's own."""
 
 from __future__ import annotations
 
-import io
+import struct
 from typing import Any, cast
 
 from kafka.protocol.api_message import ApiMessage
@@ -29,12 +29,18 @@ class ConsumerGroupDescribeResponse(ApiMessage, load_json=__name__):  # type: ig
         version = cls._class_version if version is None else version
         if version is None or not 0 <= version <= cls.max_version:
             raise ValueError(f"ConsumerGroupDescribeResponse v{version}")
-        raw = bytes(data.read() if hasattr(data, "read") else data)
-        buf = io.BytesIO(raw)
-        # kafka-python's struct reader checks every length against the bytes (its compiled
-        # reader does not); ConsumerGroupDescribe is flexible in every version.
+        raw = memoryview(data.read() if hasattr(data, "read") else data)
         primary = cast(Any, cls)[None]  # a versioned class (Response_v1) reads as its primary
-        decoded = primary._struct.decode(buf, version=version, compact=True, tagged=True)
-        if buf.tell() != len(raw):
-            raise ValueError(f"{len(raw) - buf.tell()} unexpected trailing bytes")
+        read = primary._struct.compiled_decode_from(
+            version, compact=True, tagged=True, data_class=primary
+        )
+        try:
+            decoded, pos = read(raw, 0)
+        except (IndexError, struct.error) as exc:
+            raise ValueError(f"truncated ({exc})") from exc
+        # A length past the end moves the position past the end (the bytes are not checked).
+        if pos > len(raw):
+            raise ValueError(f"truncated: {pos - len(raw)} bytes short of the layout")
+        if pos < len(raw):
+            raise ValueError(f"{len(raw) - pos} unexpected trailing bytes")
         return decoded
