@@ -126,7 +126,7 @@ def _why(exc: BaseException) -> str:
     return f"truncated ({exc})" if isinstance(exc, struct.error | IndexError) else str(exc)
 
 
-def decode_exactly(cls: Any, data: bytes, start: int, layout: int, flexible: bool) -> Any:
+def _decode_exactly(cls: Any, data: bytes, start: int, layout: int, flexible: bool) -> Any:
     """`data` from byte `start` as `cls` version `layout`, and how many bytes are left over.
 
     kafka-python's compiled decoder (the one its connections use) does not check a length
@@ -181,7 +181,7 @@ def decode_subscription(data: bytes) -> Subscription:
     first: DecodeError | None = None
     for layout in range(newest, -1, -1):
         try:
-            msg, left = decode_exactly(Wire, data, 2, layout, False)
+            msg, left = _decode_exactly(Wire, data, 2, layout, False)
         except DecodeError as exc:
             first = first or exc
             continue
@@ -235,14 +235,14 @@ def decode_assignment(data: bytes) -> Assignment:
     version = _version_of(data, "assignment")
     layout = min(version, Wire.max_version)
     try:
-        msg, left = decode_exactly(Wire, data, 2, layout, False)
+        msg, left = _decode_exactly(Wire, data, 2, layout, False)
         if left and version <= Wire.max_version:
             raise DecodeError(f"{left} unexpected trailing bytes")
     except DecodeError as exc:
         # A writer that stops after the partitions sends no user data (null): read as if it
         # had, and only if the partitions then end the bytes exactly.
         try:
-            msg, left = decode_exactly(Wire, data + _NULL_BYTES, 2, layout, False)
+            msg, left = _decode_exactly(Wire, data + _NULL_BYTES, 2, layout, False)
         except DecodeError:
             left = -1
         if left != 0:
@@ -379,7 +379,7 @@ def decode_consumer_group_describe_request(
     from jobs.export.schemas import ConsumerGroupDescribeRequest as Wire
 
     _check_version(version)
-    msg, left = decode_exactly(Wire, data, 0, version, True)
+    msg, left = _decode_exactly(Wire, data, 0, version, True)
     if left:
         raise DecodeError(f"{left} unexpected trailing bytes")
     return ConsumerGroupDescribeRequest(
