@@ -6,8 +6,9 @@ handshake). Nothing joins a group, commits an offset or creates a topic (the Met
 never asks for auto-creation). Requests are batched: one ListGroups per broker, one
 FindCoordinator for all groups (v4+), DescribeGroups, ConsumerGroupDescribe and OffsetFetch per
 coordinator in chunks, one ListOffsets per partition leader, at most `max_in_flight`
-outstanding at a time. Raw member bytes are returned untouched: decoding is `protocol.py`'s,
-as is ConsumerGroupDescribe's wire format (kafka-python 3.0.12 has no schema for it).
+outstanding at a time. Every request is one of kafka-python's messages generated from Kafka's
+schemas (ConsumerGroupDescribe's from jobs/export/schemas/, as kafka-python 3.0.12 has none).
+Raw member bytes are returned untouched: decoding them is `protocol.py`'s.
 """
 
 from __future__ import annotations
@@ -21,12 +22,11 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from jobs.export.protocol import (
-    CONSUMER_GROUP_DESCRIBE,
-    CONSUMER_GROUP_DESCRIBE_VERSIONS,
     ConsumerGroup,
     ConsumerGroupDescribeRequest,
-    decode_consumer_group_describe_response,
-    encode_consumer_group_describe_request,
+    DecodeError,
+    consumer_group_describe_request,
+    consumer_groups,
 )
 
 log = logging.getLogger("exporter")
@@ -501,42 +501,34 @@ class Client:
     async def _consumer_group_describe(
         self, by_coordinator: dict[int, list[str]], chunk: int
     ) -> dict[str, ConsumerGroup | RequestFailed]:
-        """KIP-848 groups (ConsumerGroupDescribe), per coordinator in chunks like DescribeGroups;
-        encoded and decoded by protocol.py (kafka-python 3.0.12 has no schema for it)."""
-        served = self.serves(CONSUMER_GROUP_DESCRIBE)
-        lo, hi = CONSUMER_GROUP_DESCRIBE_VERSIONS
-        if served is None or served[1] < lo or served[0] > hi:
-            raise ExportError(
-                f"the cluster at {self.bootstrap} does not serve ConsumerGroupDescribe"
-            )
-        version = min(hi, served[1])
+        """KIP-848 groups (ConsumerGroupDescribe), per coordinator in chunks like DescribeGroups,
+        in the highest version both sides serve (v1 where the broker's ApiVersions lists it)."""
+        from jobs.export.schemas import ConsumerGroupDescribeRequest as Wire
+
+        version = self.version(Wire, "ConsumerGroupDescribe")
         chunks = [
             (ids[i : i + chunk], node)
             for node, ids in by_coordinator.items()
             for i in range(0, len(ids), chunk)
         ]
-        batch = [
-            (
-                FlexibleRequest(
-                    CONSUMER_GROUP_DESCRIBE,
-                    version,
-                    encode_consumer_group_describe_request(
-                        ConsumerGroupDescribeRequest(ids), version
-                    ),
-                    decode_consumer_group_describe_response,
-                ),
-                node,
-            )
-            for ids, node in chunks
-        ]
+        batch = []
+        for ids, node in chunks:
+            request = consumer_group_describe_request(ConsumerGroupDescribeRequest(ids))
+            request.API_VERSION = version
+            batch.append((request, node))
         out: dict[str, ConsumerGroup | RequestFailed] = {}
         answers = await self._send_many("ConsumerGroupDescribe", batch, per_request=True)
-        for (ids, _), r in zip(chunks, answers, strict=True):
-            if isinstance(r, RequestFailed):
-                out.update(dict.fromkeys(ids, r))
-                continue
-            for g in r.body.groups:
-                out[g.group_id] = g
+        for (ids, node), r in zip(chunks, answers, strict=True):
+            if not isinstance(r, RequestFailed):
+                try:
+                    out.update((g.group_id, g) for g in consumer_groups(r).groups)
+                    continue
+                except DecodeError as exc:
+                    r = RequestFailed(
+                        f"ConsumerGroupDescribe to broker {node}: the answer does not decode as"
+                        f" ConsumerGroupDescribe v{version} ({exc})"
+                    )
+            out.update(dict.fromkeys(ids, r))
         return out
 
     def fetch_offsets(
@@ -734,97 +726,6 @@ class _Single:
     @property
     def topics(self) -> Any:
         return self.response.topics
-
-
-class FlexibleRequest:
-    """A request kafka-python has no schema for, in the shape its connection sends: the body
-    comes encoded from protocol.py, framed here with request header v2 (the flexible one);
-    the answer (response header v1: correlation id, tagged fields) is read back with
-    `decode(body, version)`. The same duck typing kafka-python uses for its raw SASL bytes."""
-
-    def __init__(
-        self, api_key: int, version: int, body: bytes, decode: Callable[[bytes, int], Any]
-    ) -> None:
-        self.API_KEY = api_key
-        self.API_VERSION = version
-        self.body = body
-        self.decode_body = decode
-        self.header: _FlexibleHeader | None = None
-
-    def with_header(self, correlation_id: int = 0, client_id: str | None = None) -> None:
-        self.header = _FlexibleHeader(self, correlation_id, client_id)
-
-    def expect_response(self) -> bool:
-        return True
-
-    def encode(self, framed: bool = False, header: bool = False) -> bytes:
-        import struct
-
-        out = b""
-        if header:
-            assert self.header is not None  # invariant: with_header() is called first
-            client = None if self.header.client_id is None else self.header.client_id.encode()
-            out = struct.pack(">hhi", self.API_KEY, self.API_VERSION, self.header.correlation_id)
-            # client_id stays a classic nullable string in header v2 (Kafka keeps it readable
-            # by every broker); then an empty tagged-field section
-            out += struct.pack(">h", -1) if client is None else struct.pack(">h", len(client))
-            out += (client or b"") + b"\x00"
-        out += self.body
-        return struct.pack(">i", len(out)) + out if framed else out
-
-    def __repr__(self) -> str:
-        return f"FlexibleRequest(api_key={self.API_KEY}, version={self.API_VERSION})"
-
-
-class _FlexibleHeader:
-    """The in-flight record kafka-python keeps per request; it also reads the answer."""
-
-    def __init__(self, request: FlexibleRequest, correlation_id: int, client_id: str | None):
-        self.request = request
-        self.api_key = request.API_KEY
-        self.api_version = request.API_VERSION
-        self.correlation_id = correlation_id
-        self.client_id = client_id
-
-    def get_response_class(self) -> _FlexibleHeader:
-        return self
-
-    def parse_header(self, buf: Any) -> _ResponseHeader:
-        data = bytes(buf.read())
-        buf.seek(0)
-        correlation_id, pos = _response_header(data)
-        self._body_at = pos
-        return _ResponseHeader(correlation_id)
-
-    def decode(self, buf: Any) -> FlexibleResponse:
-        data = bytes(buf.read())[self._body_at :]
-        body = self.request.decode_body(data, self.api_version)
-        return FlexibleResponse(self.api_version, body)
-
-
-def _response_header(data: bytes) -> tuple[int, int]:
-    """Response header v1: int32 correlation id, then tagged fields; returns (id, body start)."""
-    from jobs.export.protocol import _CompactReader
-
-    r = _CompactReader(data)
-    correlation_id = r.int32()
-    r.tags()
-    return correlation_id, r.pos
-
-
-@dataclass
-class _ResponseHeader:
-    correlation_id: int
-
-
-@dataclass
-class FlexibleResponse:
-    API_VERSION: int
-    body: Any
-
-    @property
-    def throttle_time_ms(self) -> int:
-        return int(getattr(self.body, "throttle_time_ms", 0))
 
 
 def now() -> float:

@@ -1,22 +1,34 @@
-"""Byte layouts of the consumer protocol, decoded and encoded by the exporter itself.
+"""The consumer protocol's byte layouts and ConsumerGroupDescribe, as the exporter reads them.
 
 DescribeGroups returns each member's metadata (its subscription) and assignment as opaque
-bytes: the broker never looks inside them. These are Kafka's `ConsumerProtocolSubscription`
-(versions 0-3; a newer version is read with the v3 layout, as Java's consumer does: fields are
-only ever appended), `ConsumerProtocolAssignment`, and the sticky assignors' user data in two
-layouts: Java's and librdkafka's (`StickyAssignorUserData` v1, else v0, no version header; the
-cooperative sticky assignor's user data is the generation alone) and kafka-python's (the same
-fields behind an int16 version). Encoders exist for tests and for round trips.
+bytes: the broker never looks inside them. They are Kafka's `ConsumerProtocolSubscription`
+and `ConsumerProtocolAssignment` (versions 0-3), read and written with the messages
+kafka-python generates from Kafka's schemas (kafka.protocol.consumer.metadata). Around them,
+what Java's consumer does and kafka-python's decoder does not: a newer version is read with
+the v3 layout (fields are only ever appended), a writer that stops early after a field keeps
+the later ones at their defaults, and bytes left over are refused. ConsumerGroupDescribe
+(KIP-848 groups) comes from jobs/export/schemas/ the same way.
 
-Everything here is pure: bytes in, values out, `DecodeError` on anything malformed.
+The sticky assignors' user data has no schema of Kafka's (Java writes it with a hand-made
+struct), so its layouts stay written out here: Java's and librdkafka's (`StickyAssignorUserData`
+v1, else v0, no version header; the cooperative sticky assignor's user data is the generation
+alone) and kafka-python's (the same fields behind an int16 version).
+
+Everything here is pure: bytes in, values out, `DecodeError` on anything malformed. Encoders
+exist for tests and for round trips.
 """
 
 from __future__ import annotations
 
 import struct
+import uuid
 from dataclasses import dataclass, field
+from typing import Any
 
 TopicPartitions = list[tuple[str, list[int]]]
+
+# What kafka-python's generated decoders raise on bytes that do not fit the layout.
+_UNDECODABLE = (ValueError, struct.error, IndexError, TypeError)
 
 
 class DecodeError(ValueError):
@@ -24,6 +36,8 @@ class DecodeError(ValueError):
 
 
 class _Reader:
+    """The sticky user data's layouts: int16, int32, strings and [topic, [partition]]."""
+
     def __init__(self, data: bytes) -> None:
         self.data = data
         self.pos = 0
@@ -41,29 +55,14 @@ class _Reader:
     def int32(self) -> int:
         return int(struct.unpack(">i", self.take(4))[0])
 
-    def string(self, nullable: bool = False) -> str | None:
+    def text(self) -> str:
         n = self.int16()
-        if n == -1 and nullable:
-            return None
         if n < 0:
             raise DecodeError(f"negative string length {n} at byte {self.pos - 2}")
         try:
             return self.take(n).decode("utf-8")
         except UnicodeDecodeError as exc:
             raise DecodeError(f"string is not UTF-8 at byte {self.pos - n}") from exc
-
-    def text(self) -> str:
-        s = self.string()
-        assert s is not None  # invariant: not nullable
-        return s
-
-    def bytes_(self) -> bytes | None:
-        n = self.int32()
-        if n == -1:
-            return None
-        if n < 0:
-            raise DecodeError(f"negative bytes length {n}")
-        return self.take(n)
 
     def count(self) -> int:
         n = self.int32()
@@ -82,11 +81,8 @@ class _Reader:
             out.append((topic, [self.int32() for _ in range(self.count())]))
         return out
 
-    def done(self) -> bool:
-        return self.pos == len(self.data)
-
     def end(self) -> None:
-        if not self.done():
+        if self.pos != len(self.data):
             raise DecodeError(f"{len(self.data) - self.pos} unexpected trailing bytes")
 
 
@@ -100,31 +96,65 @@ class _Writer:
     def int32(self, v: int) -> None:
         self.parts.append(struct.pack(">i", v))
 
-    def string(self, s: str | None) -> None:
-        if s is None:
-            self.int16(-1)
-            return
-        raw = s.encode("utf-8")
-        self.int16(len(raw))
-        self.parts.append(raw)
-
-    def bytes_(self, b: bytes | None) -> None:
-        if b is None:
-            self.int32(-1)
-            return
-        self.int32(len(b))
-        self.parts.append(b)
-
     def topic_partitions(self, tps: TopicPartitions) -> None:
         self.int32(len(tps))
         for topic, parts in tps:
-            self.string(topic)
+            raw = topic.encode("utf-8")
+            self.int16(len(raw))
+            self.parts.append(raw)
             self.int32(len(parts))
             for p in parts:
                 self.int32(p)
 
     def value(self) -> bytes:
         return b"".join(self.parts)
+
+
+# --- kafka-python's generated messages, read strictly ---
+
+
+def _version_of(data: bytes, what: str) -> int:
+    if len(data) < 2:
+        raise DecodeError(f"{what}: {len(data)} bytes, no version")
+    version = int(struct.unpack_from(">h", data)[0])
+    if version < 0:
+        raise DecodeError(f"{what} version {version}")
+    return version
+
+
+def _why(exc: BaseException) -> str:
+    return f"truncated ({exc})" if isinstance(exc, struct.error | IndexError) else str(exc)
+
+
+def _decode_exactly(cls: Any, data: bytes, start: int, layout: int, flexible: bool) -> Any:
+    """`data` from byte `start` as `cls` version `layout`, and how many bytes are left over.
+
+    kafka-python's compiled decoder (the one its connections use) does not check a length
+    against the bytes: it reads what is there and moves on, so a length past the end shows as
+    an end position past the end, never as a value of its own. DecodeError then, or when
+    the bytes do not fit the layout at all."""
+    read = cls._struct.compiled_decode_from(
+        layout, compact=flexible, tagged=flexible, data_class=cls
+    )
+    try:
+        msg, pos = read(memoryview(data), start)
+    except _UNDECODABLE as exc:
+        raise DecodeError(_why(exc)) from exc
+    if pos > len(data):
+        raise DecodeError(f"truncated: {pos - len(data)} bytes short of the layout")
+    return msg, len(data) - pos
+
+
+def _text(value: str | None, what: str) -> str:
+    if value is None:  # kafka-python reads a negative length as null; the schema forbids it
+        raise DecodeError(f"null {what}")
+    return value
+
+
+def _tps(rows: Any, what: str) -> TopicPartitions:
+    """[topic, [partition]] from a generated TopicPartition array (a null array is empty, as
+    in Java's reader)."""
+    return [(_text(tp.topic, what), list(tp.partitions or [])) for tp in rows or []]
 
 
 # --- ConsumerProtocolSubscription (a member's metadata in JoinGroup / DescribeGroups) ---
@@ -141,41 +171,49 @@ class Subscription:
 
 
 def decode_subscription(data: bytes) -> Subscription:
-    r = _Reader(data)
-    version = r.int16()
-    if version < 0:
-        raise DecodeError(f"subscription version {version}")
-    topics = [r.text() for _ in range(r.count())]
-    user_data = r.bytes_()
-    owned: TopicPartitions = []
-    generation, rack = -1, None
-    # Fields are appended version by version; a field absent at the end of the bytes keeps its
-    # default (Java reads v1+ tolerantly the same way: older writers of a version stop early).
-    if version >= 1 and not r.done():
-        owned = r.topic_partitions()
-    if version >= 2 and not r.done():
-        generation = r.int32()
-    if version >= 3 and not r.done():
-        rack = r.string(nullable=True)
-    if version <= 3:
-        r.end()  # newer versions may append fields we do not know: read as v3, ignore the rest
-    return Subscription(version, topics, user_data, owned, generation, rack)
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as Wire
+
+    version = _version_of(data, "subscription")
+    newest = min(version, Wire.max_version)
+    # A writer of version v that stops after a field: the layout of the version that ends
+    # there reads all the bytes (every field takes at least two, so at most one does). A
+    # version newer than ours may append fields: its v3 part is read, the rest ignored.
+    first: DecodeError | None = None
+    for layout in range(newest, -1, -1):
+        try:
+            msg, left = _decode_exactly(Wire, data, 2, layout, False)
+        except DecodeError as exc:
+            first = first or exc
+            continue
+        if left == 0 or (layout == newest and version > newest):
+            break
+        first = first or DecodeError(f"{left} unexpected trailing bytes")
+    else:
+        assert first is not None  # invariant: the loop ran at least once
+        raise first
+    return Subscription(
+        version,
+        [_text(t, "topic name") for t in msg.topics or []],
+        None if msg.user_data is None else bytes(msg.user_data),
+        _tps(getattr(msg, "owned_partitions", None), "owned topic name") if layout >= 1 else [],
+        int(msg.generation_id) if layout >= 2 else -1,
+        msg.rack_id if layout >= 3 else None,
+    )
 
 
 def encode_subscription(s: Subscription) -> bytes:
-    w = _Writer()
-    w.int16(s.version)
-    w.int32(len(s.topics))
-    for t in s.topics:
-        w.string(t)
-    w.bytes_(s.user_data)
-    if s.version >= 1:
-        w.topic_partitions(s.owned_partitions)
-    if s.version >= 2:
-        w.int32(s.generation_id)
-    if s.version >= 3:
-        w.string(s.rack_id)
-    return w.value()
+    from kafka.protocol.consumer.metadata import ConsumerProtocolSubscription as Wire
+
+    layout = min(s.version, Wire.max_version)
+    body = Wire(
+        version=layout,
+        topics=list(s.topics),
+        user_data=s.user_data,
+        owned_partitions=list(s.owned_partitions),
+        generation_id=s.generation_id,
+        rack_id=s.rack_id,
+    ).encode(header=False)
+    return struct.pack(">h", s.version) + bytes(body)
 
 
 # --- ConsumerProtocolAssignment (what the leader gave a member) ---
@@ -188,24 +226,43 @@ class Assignment:
     user_data: bytes | None = None
 
 
+_NULL_BYTES = struct.pack(">i", -1)
+
+
 def decode_assignment(data: bytes) -> Assignment:
-    r = _Reader(data)
-    version = r.int16()
-    if version < 0:
-        raise DecodeError(f"assignment version {version}")
-    partitions = r.topic_partitions()
-    user_data = r.bytes_() if not r.done() else None
-    if version <= 3:
-        r.end()
-    return Assignment(version, partitions, user_data)
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as Wire
+
+    version = _version_of(data, "assignment")
+    layout = min(version, Wire.max_version)
+    try:
+        msg, left = _decode_exactly(Wire, data, 2, layout, False)
+        if left and version <= Wire.max_version:
+            raise DecodeError(f"{left} unexpected trailing bytes")
+    except DecodeError as exc:
+        # A writer that stops after the partitions sends no user data (null): read as if it
+        # had, and only if the partitions then end the bytes exactly.
+        try:
+            msg, left = _decode_exactly(Wire, data + _NULL_BYTES, 2, layout, False)
+        except DecodeError:
+            left = -1
+        if left != 0:
+            raise exc from None
+    return Assignment(
+        version,
+        _tps(msg.assigned_partitions, "assigned topic name"),
+        None if msg.user_data is None else bytes(msg.user_data),
+    )
 
 
 def encode_assignment(a: Assignment) -> bytes:
-    w = _Writer()
-    w.int16(a.version)
-    w.topic_partitions(a.partitions)
-    w.bytes_(a.user_data)
-    return w.value()
+    from kafka.protocol.consumer.metadata import ConsumerProtocolAssignment as Wire
+
+    body = Wire(
+        version=min(a.version, Wire.max_version),
+        assigned_partitions=list(a.partitions),
+        user_data=a.user_data,
+    ).encode(header=False)
+    return struct.pack(">h", a.version) + bytes(body)
 
 
 # --- sticky assignors' user data ---
@@ -281,103 +338,13 @@ def member_generation(sub: Subscription, protocol: str) -> int | None:
 
 # --- ConsumerGroupDescribe (API key 69): KIP-848 groups, described by their coordinator ---
 #
-# A flexible API in every version: compact strings and arrays (lengths as unsigned varints,
-# plus one), a tagged-field section after every struct, UUIDs as 16 raw bytes. Versions 0-1
-# (Kafka's ConsumerGroupDescribeRequest/Response.json); v1 only appends MemberType to each
-# member in the response (KIP-1099), the request is the same. kafka-python 3.0.12 has no
-# schema for this API, so the exporter writes and reads it here.
+# The messages jobs/export/schemas/ generates from Kafka's schemas (versions 0-1, flexible in
+# every version); v1 only appends MemberType to each member in the response (KIP-1099), the
+# request is the same. The client sends the generated request itself; the dataclasses below
+# are what the snapshot reads, converted from the generated answer by `consumer_groups`.
 
 CONSUMER_GROUP_DESCRIBE = 69
 CONSUMER_GROUP_DESCRIBE_VERSIONS = (0, 1)
-
-
-class _CompactReader(_Reader):
-    def int8(self) -> int:
-        return int(struct.unpack(">b", self.take(1))[0])
-
-    def boolean(self) -> bool:
-        return self.take(1) != b"\x00"
-
-    def uvarint(self) -> int:
-        value, shift = 0, 0
-        while True:
-            b = self.take(1)[0]
-            value |= (b & 0x7F) << shift
-            if not b & 0x80:
-                return value
-            shift += 7
-            if shift > 28:
-                raise DecodeError(f"varint longer than 5 bytes at byte {self.pos}")
-
-    def compact_string(self, nullable: bool = False) -> str | None:
-        n = self.uvarint() - 1
-        if n == -1:
-            if nullable:
-                return None
-            raise DecodeError(f"null string at byte {self.pos - 1}")
-        try:
-            return self.take(n).decode("utf-8")
-        except UnicodeDecodeError as exc:
-            raise DecodeError(f"string is not UTF-8 at byte {self.pos - n}") from exc
-
-    def compact_text(self) -> str:
-        s = self.compact_string()
-        assert s is not None  # invariant: not nullable
-        return s
-
-    def compact_count(self) -> int:
-        n = self.uvarint() - 1
-        if n < 0:
-            raise DecodeError(f"null array at byte {self.pos - 1}")
-        if n > len(self.data) - self.pos:  # every element takes at least one byte
-            raise DecodeError(f"array of {n} elements does not fit in {len(self.data)} bytes")
-        return n
-
-    def uuid(self) -> str:
-        import uuid
-
-        return str(uuid.UUID(bytes=self.take(16)))
-
-    def tags(self) -> None:
-        """Skip a tagged-field section: fields a newer writer added are ignored."""
-        for _ in range(self.uvarint()):
-            self.uvarint()  # tag
-            self.take(self.uvarint())
-
-
-class _CompactWriter(_Writer):
-    def int8(self, v: int) -> None:
-        self.parts.append(struct.pack(">b", v))
-
-    def boolean(self, v: bool) -> None:
-        self.parts.append(b"\x01" if v else b"\x00")
-
-    def uvarint(self, v: int) -> None:
-        out = bytearray()
-        while v >= 0x80:
-            out.append((v & 0x7F) | 0x80)
-            v >>= 7
-        out.append(v)
-        self.parts.append(bytes(out))
-
-    def compact_string(self, s: str | None) -> None:
-        if s is None:
-            self.uvarint(0)
-            return
-        raw = s.encode("utf-8")
-        self.uvarint(len(raw) + 1)
-        self.parts.append(raw)
-
-    def compact_count(self, n: int) -> None:
-        self.uvarint(n + 1)
-
-    def uuid(self, s: str) -> None:
-        import uuid
-
-        self.parts.append(uuid.UUID(s).bytes)
-
-    def tags(self) -> None:
-        self.uvarint(0)  # no tagged fields
 
 
 def _check_version(version: int) -> None:
@@ -392,27 +359,33 @@ class ConsumerGroupDescribeRequest:
     include_authorized_operations: bool = False
 
 
+def consumer_group_describe_request(r: ConsumerGroupDescribeRequest) -> Any:
+    """The generated request (its version left to kafka-python: the highest both sides serve)."""
+    from jobs.export.schemas import ConsumerGroupDescribeRequest as Wire
+
+    return Wire(
+        group_ids=list(r.group_ids), include_authorized_operations=r.include_authorized_operations
+    )
+
+
 def encode_consumer_group_describe_request(r: ConsumerGroupDescribeRequest, version: int) -> bytes:
     _check_version(version)
-    w = _CompactWriter()
-    w.compact_count(len(r.group_ids))
-    for g in r.group_ids:
-        w.compact_string(g)
-    w.boolean(r.include_authorized_operations)
-    w.tags()
-    return w.value()
+    return bytes(consumer_group_describe_request(r).encode(version=version))
 
 
 def decode_consumer_group_describe_request(
     data: bytes, version: int
 ) -> ConsumerGroupDescribeRequest:
+    from jobs.export.schemas import ConsumerGroupDescribeRequest as Wire
+
     _check_version(version)
-    r = _CompactReader(data)
-    group_ids = [r.compact_text() for _ in range(r.compact_count())]
-    include = r.boolean()
-    r.tags()
-    r.end()
-    return ConsumerGroupDescribeRequest(group_ids, include)
+    msg, left = _decode_exactly(Wire, data, 0, version, True)
+    if left:
+        raise DecodeError(f"{left} unexpected trailing bytes")
+    return ConsumerGroupDescribeRequest(
+        [_text(g, "group id") for g in _items(msg.group_ids, "GroupIds")],
+        bool(msg.include_authorized_operations),
+    )
 
 
 @dataclass(frozen=True)
@@ -434,7 +407,10 @@ class ConsumerGroupMember:
     subscribed_topic_regex: str | None
     assignment: list[TopicIdPartitions]
     target_assignment: list[TopicIdPartitions]
-    member_type: int = -1  # v1+: 0 a classic-protocol member, 1 a consumer-protocol one
+    # v1+: 0 a classic-protocol member (of a group being migrated), 1 a consumer-protocol one;
+    # -1 unknown. Decoded only: the data contract has no column for it (group_protocol is the
+    # group's protocol, which a mixed group's members share).
+    member_type: int = -1
 
 
 @dataclass(frozen=True)
@@ -456,127 +432,128 @@ class ConsumerGroupDescribeResponse:
     groups: list[ConsumerGroup]
 
 
-def _read_assignment(r: _CompactReader) -> list[TopicIdPartitions]:
-    out = []
-    for _ in range(r.compact_count()):
-        topic_id = r.uuid()
-        name = r.compact_text()
-        parts = [r.int32() for _ in range(r.compact_count())]
-        r.tags()
-        out.append(TopicIdPartitions(topic_id, name, parts))
-    r.tags()  # the Assignment struct's own tagged fields
-    return out
+def _items(value: list[Any] | None, what: str) -> list[Any]:
+    if value is None:  # a compact array of length 0: null, which no field here allows
+        raise DecodeError(f"null array {what}")
+    return value
 
 
-def _write_assignment(w: _CompactWriter, tps: list[TopicIdPartitions]) -> None:
-    w.compact_count(len(tps))
-    for tp in tps:
-        w.uuid(tp.topic_id)
-        w.compact_string(tp.topic_name)
-        w.compact_count(len(tp.partitions))
-        for p in tp.partitions:
-            w.int32(p)
-        w.tags()
-    w.tags()
+def _assignment(a: Any) -> list[TopicIdPartitions]:
+    return [
+        TopicIdPartitions(
+            str(tp.topic_id),
+            _text(tp.topic_name, "topic name"),
+            list(_items(tp.partitions, "Partitions")),
+        )
+        for tp in _items(a.topic_partitions, "TopicPartitions")
+    ]
+
+
+def consumer_groups(answer: Any) -> ConsumerGroupDescribeResponse:
+    """The generated response (any version) as the dataclasses above; DecodeError when a
+    field the schema does not let be null is null."""
+    version = int(answer.version)
+    groups = []
+    for g in _items(answer.groups, "Groups"):
+        members = [
+            ConsumerGroupMember(
+                _text(m.member_id, "member id"),
+                m.instance_id,
+                m.rack_id,
+                int(m.member_epoch),
+                _text(m.client_id, "client id"),
+                _text(m.client_host, "client host"),
+                [_text(t, "topic name") for t in _items(m.subscribed_topic_names, "topics")],
+                m.subscribed_topic_regex,
+                _assignment(m.assignment),
+                _assignment(m.target_assignment),
+                int(m.member_type) if version >= 1 else -1,
+            )
+            for m in _items(g.members, "Members")
+        ]
+        groups.append(
+            ConsumerGroup(
+                int(g.error_code),
+                g.error_message,
+                _text(g.group_id, "group id"),
+                _text(g.group_state, "group state"),
+                int(g.group_epoch),
+                int(g.assignment_epoch),
+                _text(g.assignor_name, "assignor name"),
+                members,
+                int(g.authorized_operations),
+            )
+        )
+    return ConsumerGroupDescribeResponse(int(answer.throttle_time_ms), groups)
 
 
 def decode_consumer_group_describe_response(
     data: bytes, version: int
 ) -> ConsumerGroupDescribeResponse:
+    from jobs.export.schemas import ConsumerGroupDescribeResponse as Wire
+
     _check_version(version)
-    r = _CompactReader(data)
-    throttle = r.int32()
-    groups = []
-    for _ in range(r.compact_count()):
-        error_code = r.int16()
-        error_message = r.compact_string(nullable=True)
-        group_id = r.compact_text()
-        state = r.compact_text()
-        group_epoch = r.int32()
-        assignment_epoch = r.int32()
-        assignor = r.compact_text()
-        members = []
-        for _ in range(r.compact_count()):
-            member_id = r.compact_text()
-            instance_id = r.compact_string(nullable=True)
-            rack_id = r.compact_string(nullable=True)
-            epoch = r.int32()
-            client_id = r.compact_text()
-            client_host = r.compact_text()
-            names = [r.compact_text() for _ in range(r.compact_count())]
-            regex = r.compact_string(nullable=True)
-            assignment = _read_assignment(r)
-            target = _read_assignment(r)
-            member_type = r.int8() if version >= 1 else -1
-            r.tags()
-            members.append(
-                ConsumerGroupMember(
-                    member_id,
-                    instance_id,
-                    rack_id,
-                    epoch,
-                    client_id,
-                    client_host,
-                    names,
-                    regex,
-                    assignment,
-                    target,
-                    member_type,
-                )
-            )
-        authorized = r.int32()
-        r.tags()
-        groups.append(
-            ConsumerGroup(
-                error_code,
-                error_message,
-                group_id,
-                state,
-                group_epoch,
-                assignment_epoch,
-                assignor,
-                members,
-                authorized,
-            )
-        )
-    r.tags()
-    r.end()
-    return ConsumerGroupDescribeResponse(throttle, groups)
+    try:
+        answer = Wire.decode(data, version=version)
+    except _UNDECODABLE as exc:
+        raise DecodeError(_why(exc)) from exc
+    return consumer_groups(answer)
 
 
 def encode_consumer_group_describe_response(
     resp: ConsumerGroupDescribeResponse, version: int
 ) -> bytes:
+    from jobs.export.schemas import ConsumerGroupDescribeResponse as Wire
+
     _check_version(version)
-    w = _CompactWriter()
-    w.int32(resp.throttle_time_ms)
-    w.compact_count(len(resp.groups))
-    for g in resp.groups:
-        w.int16(g.error_code)
-        w.compact_string(g.error_message)
-        w.compact_string(g.group_id)
-        w.compact_string(g.group_state)
-        w.int32(g.group_epoch)
-        w.int32(g.assignment_epoch)
-        w.compact_string(g.assignor_name)
-        w.compact_count(len(g.members))
-        for m in g.members:
-            w.compact_string(m.member_id)
-            w.compact_string(m.instance_id)
-            w.compact_string(m.rack_id)
-            w.int32(m.member_epoch)
-            w.compact_string(m.client_id)
-            w.compact_string(m.client_host)
-            w.compact_count(len(m.subscribed_topic_names))
-            for t in m.subscribed_topic_names:
-                w.compact_string(t)
-            w.compact_string(m.subscribed_topic_regex)
-            _write_assignment(w, m.assignment)
-            _write_assignment(w, m.target_assignment)
-            if version >= 1:
-                w.int8(m.member_type)
-            w.tags()
-        w.int32(g.authorized_operations)
-        w.tags()
-    w.tags()
-    return w.value()
+    group_cls = Wire.DescribedGroup
+    member_cls = group_cls.Member
+    assignment_cls = member_cls.Assignment
+    tp_cls = assignment_cls.TopicPartitions
+
+    def assignment(tps: list[TopicIdPartitions]) -> Any:
+        return assignment_cls(
+            topic_partitions=[
+                tp_cls(
+                    topic_id=uuid.UUID(tp.topic_id),
+                    topic_name=tp.topic_name,
+                    partitions=list(tp.partitions),
+                )
+                for tp in tps
+            ]
+        )
+
+    answer = Wire(
+        version=version,
+        throttle_time_ms=resp.throttle_time_ms,
+        groups=[
+            group_cls(
+                error_code=g.error_code,
+                error_message=g.error_message,
+                group_id=g.group_id,
+                group_state=g.group_state,
+                group_epoch=g.group_epoch,
+                assignment_epoch=g.assignment_epoch,
+                assignor_name=g.assignor_name,
+                members=[
+                    member_cls(
+                        member_id=m.member_id,
+                        instance_id=m.instance_id,
+                        rack_id=m.rack_id,
+                        member_epoch=m.member_epoch,
+                        client_id=m.client_id,
+                        client_host=m.client_host,
+                        subscribed_topic_names=list(m.subscribed_topic_names),
+                        subscribed_topic_regex=m.subscribed_topic_regex,
+                        assignment=assignment(m.assignment),
+                        target_assignment=assignment(m.target_assignment),
+                        member_type=m.member_type,
+                    )
+                    for m in g.members
+                ],
+                authorized_operations=g.authorized_operations,
+            )
+            for g in resp.groups
+        ],
+    )
+    return bytes(answer.encode(version=version))

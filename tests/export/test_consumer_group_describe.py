@@ -11,11 +11,11 @@ from __future__ import annotations
 
 import struct
 import uuid
+from typing import Any
 
 import pytest
 
 from jobs.export import protocol as p
-from jobs.export.client import FlexibleRequest
 
 VERSIONS = range(p.CONSUMER_GROUP_DESCRIBE_VERSIONS[0], p.CONSUMER_GROUP_DESCRIBE_VERSIONS[1] + 1)
 ORDERS_ID = "6f1c2a4e-8d3b-4c1a-9e2f-0a1b2c3d4e5f"
@@ -220,12 +220,14 @@ def test_trailing_bytes_and_unknown_versions_are_refused() -> None:
 
 
 def test_kafka_python_frames_and_reads_the_request() -> None:
-    """Through kafka-python's own wire parser: request header v2, then the answer read back."""
+    """Through kafka-python's own wire parser: request header v2, then the answer read back
+    (the generated response registered for API key 69)."""
     from kafka.protocol.parser import KafkaProtocol
 
     wire = KafkaProtocol(client_id="exporter")
     body = p.encode_consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]), 1)
-    req = FlexibleRequest(69, 1, body, p.decode_consumer_group_describe_response)
+    req = p.consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]))
+    req.API_VERSION = 1
     correlation = wire.send_request(req)
     sent = wire.send_bytes()
     # size, api key 69, version 1, correlation id, client id (int16 length), no tags, body
@@ -238,4 +240,106 @@ def test_kafka_python_frames_and_reads_the_request() -> None:
     assert got_id == correlation
     assert response.API_VERSION == 1
     assert response.throttle_time_ms == 5
-    assert response.body == expected_response(1)
+    assert p.consumer_groups(response) == expected_response(1)
+
+
+def test_an_answer_that_does_not_decode_is_a_protocol_error() -> None:
+    """Trailing or missing bytes: kafka-python's parser reports an undecodable answer (the
+    client's RequestFailed), never a partly read one."""
+    import kafka.errors as errors
+    from kafka.protocol.parser import KafkaProtocol
+
+    for answer_body in (response_bytes(1) + b"\x00", response_bytes(1)[:-7]):
+        wire = KafkaProtocol(client_id="exporter")
+        req = p.consumer_group_describe_request(p.ConsumerGroupDescribeRequest(["payments"]))
+        req.API_VERSION = 1
+        correlation = wire.send_request(req)
+        answer = i32(correlation) + NO_TAGS + answer_body
+        with pytest.raises(errors.KafkaProtocolError):
+            wire.receive_bytes(i32(len(answer)) + answer)
+
+
+def test_null_where_the_schema_forbids_it_is_a_decode_error() -> None:
+    # GroupId is not nullable: a compact length of 0 (null) in its place.
+    data = response_bytes(0)
+    at = data.index(cstr("payments"))
+    broken = data[:at] + b"\x00" + data[at + len(cstr("payments")) :]
+    with pytest.raises(p.DecodeError):
+        p.decode_consumer_group_describe_response(broken, 0)
+
+
+class _Manager:
+    """kafka-python's connection manager as the client uses it, answering every
+    ConsumerGroupDescribe with response_bytes() in the version it was sent in."""
+
+    def __init__(self, broker_range: tuple[int, int] | None) -> None:
+        from kafka.protocol.broker_version_data import BrokerVersionData
+
+        served = {} if broker_range is None else {69: broker_range}
+        self.broker_version_data = BrokerVersionData((4, 0), served)
+        self.sent: list[tuple[int, bytes]] = []
+
+    def run(self, coro: Any, *args: Any) -> Any:
+        import asyncio
+
+        return asyncio.run(coro(*args))
+
+    async def send(self, request: Any, node_id: int | None, request_timeout_ms: int) -> Any:
+        from jobs.export.schemas import ConsumerGroupDescribeResponse
+
+        version = request.API_VERSION
+        self.sent.append((version, bytes(request.encode())))
+        return ConsumerGroupDescribeResponse.decode(response_bytes(version), version=version)
+
+
+def _client(manager: _Manager) -> Any:
+    from jobs.export.client import Client, Stats
+
+    client = Client.__new__(Client)
+    client.bootstrap, client.timeout_ms, client.max_in_flight, client.retries = "b:9092", 1000, 5, 0
+    client.stats = Stats()
+    client._manager = manager
+    return client
+
+
+@pytest.mark.parametrize(("broker", "sent"), [((0, 1), 1), ((0, 0), 0), ((0, 3), 1)])
+def test_the_client_sends_the_highest_version_both_serve(
+    broker: tuple[int, int], sent: int
+) -> None:
+    manager = _Manager(broker)
+    client = _client(manager)
+    got = client.consumer_group_describe({1: ["payments", "gone"]})
+    assert [v for v, _ in manager.sent] == [sent]
+    assert client.stats.versions == {"ConsumerGroupDescribe": sent}  # _snapshot.json's
+    assert manager.sent[0][1] == uvarint(3) + cstr("payments") + cstr("gone") + b"\x00" + NO_TAGS
+    assert got == {g.group_id: g for g in expected_response(sent).groups}
+    assert {m.member_type for m in got["payments"].members} == ({1, 0} if sent else {-1})
+
+
+def test_a_broker_without_consumer_group_describe_is_an_export_error() -> None:
+    from jobs.export.client import ExportError
+
+    with pytest.raises(ExportError, match="does not serve ConsumerGroupDescribe"):
+        _client(_Manager(None)).consumer_group_describe({1: ["payments"]})
+    with pytest.raises(ExportError, match="does not serve ConsumerGroupDescribe"):
+        _client(_Manager((2, 3))).consumer_group_describe({1: ["payments"]})
+
+
+def test_the_schemas_are_shipped_and_generate_both_versions() -> None:
+    """The JSON files are package data (an installed exporter loads them), and kafka-python's
+    loader reads them as Kafka's: API key 69, versions 0-1, flexible from v0."""
+    import fnmatch
+    import tomllib
+    from pathlib import Path
+
+    from jobs.export import schemas
+
+    here = Path(schemas.__file__).parent
+    data = tomllib.loads((here.parents[2] / "pyproject.toml").read_text())
+    globs = data["tool"]["setuptools"]["package-data"]["jobs.export.schemas"]
+    files = sorted(f.name for f in here.glob("*.json"))
+    assert files == ["ConsumerGroupDescribeRequest.json", "ConsumerGroupDescribeResponse.json"]
+    assert all(any(fnmatch.fnmatch(f, g) for g in globs) for f in files)
+    for cls in (schemas.ConsumerGroupDescribeRequest, schemas.ConsumerGroupDescribeResponse):
+        assert (cls.API_KEY, cls.valid_versions, cls.flexible_version_q(0)) == (69, (0, 1), True)
+        assert "Apache License, Version 2.0" in cls.__license__
