@@ -5,7 +5,7 @@ With a local output the buckets write their assignment rows as Parquet themselve
 own hash partitioning of the table, `pmod(hash(group_id, partition), files)`, which
 `spark_layout.spark_file_index` computes as Spark's Murmur3 does. One task per output file
 then reads its rows from every bucket's file, repeats the shared rows once per strategy they
-stand for (see `jobs.output.rows.SHARED_SEPARATOR`), sorts them and writes one Parquet
+stand for (see `jobs.tables.rows.SHARED_SEPARATOR`), sorts them and writes one Parquet
 file per strategy: the rows, files and order that `jobs.plan.pipeline.sorted_for_write` and
 `partitionBy("strategy")` give through Spark, with the same schema and the same Spark
 metadata in each file.
@@ -29,9 +29,9 @@ import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
-from jobs.output.rows import PAYLOAD, shared_entries
 from jobs.output.spark_layout import mark_written, partition_folder, spark_file_schema
 from jobs.tables.contract import ASSIGNMENTS
+from jobs.tables.rows import PAYLOAD, shared_entries
 from jobs.tables.schemas import spark_fields
 
 # The output file index of each row of a bucket's rows file

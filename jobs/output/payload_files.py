@@ -1,12 +1,12 @@
 """`balance_metrics` and `rebalance_costs` of a local output, written by pyarrow.
 
 The rows of these tables travel from the buckets as text payloads beside the assignment rows
-(`jobs.output.rows`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
+(`jobs.tables.rows`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
 staged as Parquet with them. Through Spark, each table is a parse of every payload in the
 JVM, a shuffle by `group_id` and a row sort per output file. With a local output, one task
 per output file instead reads the staged payloads of these tables once, keeps the rows of
 its file (Spark's `pmod(hash(group_id), files)`, as `repartition(files, "group_id")` sends
-them), decodes them (`jobs.output.rows.decode`), sorts them by the table's sort keys and
+them), decodes them (`jobs.tables.rows.decode`), sorts them by the table's sort keys and
 writes the file: the rows, files and order that `jobs.plan.pipeline.sorted_for_write`
 gives, with Spark's schema in the footer (`spark_layout.spark_file_schema`).
 
@@ -27,12 +27,12 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jobs.output.assignment_files import per_file_job, whole_file
-from jobs.output.rows import KIND_METRICS, KIND_REBALANCE_COSTS, PAYLOAD, TABLE_OF, decode
 from jobs.output.spark_layout import (
     group_file_index,
     mark_written,
     spark_file_schema,
 )
+from jobs.tables.rows import KIND_METRICS, KIND_REBALANCE_COSTS, PAYLOAD, TABLE_OF, decode
 from jobs.tables.schemas import SORT_KEYS, spark_fields
 
 # The tables written here, by the kind of their staged rows.

@@ -4,7 +4,7 @@
 `group_whatif`. The estate job's UDF (`jobs.plan.udf`) calls it for each group of a bucket; the
 terminal calls it with the same settings derived from the same config (`run_settings`), and
 `table_rows` turns the result into the rows the job writes for that group, through the job's
-own row format (`jobs.output.rows`: encoded as the UDF encodes them, decoded as the job's
+own row format (`jobs.tables.rows`: encoded as the UDF encodes them, decoded as the job's
 writers decode them), so that the two agree row for row (an end-to-end test compares them on
 the sample estate).
 """
@@ -36,9 +36,9 @@ from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
-from jobs.output.rows import SmallRows, decode_assignments, decode_rows
 from jobs.settings.config import ConfigError, PlannerConfig
 from jobs.tables import contract
+from jobs.tables.rows import SmallRows, decode_assignments, decode_rows
 
 Row = dict[str, Any]
 
@@ -274,7 +274,7 @@ def plan_one(
 
 def table_rows(result: GroupResult) -> dict[str, list[Row]]:
     """The group's rows of each output table, as the job writes them: encoded as the UDF
-    encodes them (`jobs.output.rows.SmallRows`), decoded as the job's writers decode them."""
+    encodes them (`jobs.tables.rows.SmallRows`), decoded as the job's writers decode them."""
     gid = result.group_id
     encoded = SmallRows()
     encoded.problems(result.problems)

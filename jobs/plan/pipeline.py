@@ -28,19 +28,6 @@ from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
 from jobs import fs, output
 from jobs.output import assignment_files, payload_files
-from jobs.output.rows import (
-    KIND_ASSIGNMENT,
-    KIND_MEMBER,
-    KIND_OFFSETS,
-    KIND_OWNED,
-    KIND_REJECTED,
-    KIND_TIMING,
-    PAYLOAD,
-    TABLE_OF,
-    WIDE_COLUMNS,
-    problem_payload,
-    spark_projections,
-)
 from jobs.plan.guard import GuardSettings
 from jobs.plan.one_group import catalog_of, whatif_settings
 from jobs.plan.summary import strategy_summary, whatif_summary
@@ -62,6 +49,19 @@ from jobs.settings.config import ConfigError, PlannerConfig
 from jobs.tables import contract
 from jobs.tables.inputs import read_inputs
 from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
+from jobs.tables.rows import (
+    KIND_ASSIGNMENT,
+    KIND_MEMBER,
+    KIND_OFFSETS,
+    KIND_OWNED,
+    KIND_REJECTED,
+    KIND_TIMING,
+    PAYLOAD,
+    TABLE_OF,
+    WIDE_COLUMNS,
+    problem_payload,
+    spark_projections,
+)
 from jobs.tables.schemas import (
     CURRENT_ASSIGNMENT,
     OFFSETS,
@@ -254,7 +254,7 @@ def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
 
 def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
     """The output tables of the UDF's frame, with the contract's column types
-    (`jobs.output.rows.spark_projections`).
+    (`jobs.tables.rows.spark_projections`).
 
     `small` holds the wide frame's non-assignment rows: the small tables are read from it,
     so writing and counting them never scans the millions of assignment rows again.

@@ -5,7 +5,7 @@ group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
 pure core and back (each group planned by `jobs.plan.one_group.plan_one`, as the terminal plans
 one); it holds no assignment logic. The rows it returns are the bucket row format of
-`jobs.output.rows`. `plan_bucket` is plain pandas, so tests run it without Spark and compare the
+`jobs.tables.rows`. `plan_bucket` is plain pandas, so tests run it without Spark and compare the
 Spark path with it.
 """
 
@@ -53,7 +53,11 @@ from assignors.planner import (
 from assignors.problems import ERROR, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
 from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
-from jobs.output.rows import (
+from jobs.output.spark_layout import spark_file_index
+from jobs.plan.guard import GuardSettings, guarded
+from jobs.plan.one_group import plan_one
+from jobs.tables.contract import ASSIGNMENTS
+from jobs.tables.rows import (
     KIND_ASSIGNMENT,
     KIND_MEMBER,
     KIND_OFFSETS,
@@ -66,10 +70,6 @@ from jobs.output.rows import (
     SmallRows,
     json_payload,
 )
-from jobs.output.spark_layout import spark_file_index
-from jobs.plan.guard import GuardSettings, guarded
-from jobs.plan.one_group import plan_one
-from jobs.tables.contract import ASSIGNMENTS
 
 DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every PlanContext
 DEFAULT_GUARD = GuardSettings()
@@ -499,7 +499,7 @@ class Tally:
 
 class _Output:
     """Collects the output tables: assignment rows as column lists, the rest as encoded rows
-    (`jobs.output.rows.SmallRows`)."""
+    (`jobs.tables.rows.SmallRows`)."""
 
     def __init__(self) -> None:
         # the assignment columns, and PAYLOAD: the further strategies of shared rows

@@ -1,4 +1,4 @@
-"""The plain-pandas oracle of the bucket row format (`jobs.output.rows`): a UDF frame's output
+"""The plain-pandas oracle of the bucket row format (`jobs.tables.rows`): a UDF frame's output
 tables decoded independently of the job's decoders (Spark SQL, pyarrow), with `json.loads`
 and string splits."""
 
@@ -9,7 +9,7 @@ import json
 import pandas as pd
 import pyarrow as pa
 
-from jobs.output.rows import (
+from jobs.tables.rows import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_ASSIGNMENT,
     KIND_REBALANCE_COSTS,

@@ -9,8 +9,7 @@ from pathlib import Path
 
 import pyarrow as pa
 
-from jobs.output import rows
-from jobs.tables import contract, group_read, schemas
+from jobs.tables import contract, group_read, rows, schemas
 
 REPO = Path(__file__).resolve().parents[2]
 PAGE = (REPO / "docs" / "data-contract.md").read_text(encoding="utf-8")

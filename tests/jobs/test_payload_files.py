@@ -14,14 +14,14 @@ from helpers.oracle import costs_values
 
 from jobs.output import payload_files
 from jobs.output.payload_files import write_files
-from jobs.output.rows import (
+from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
+from jobs.plan.pipeline import SORT_KEYS
+from jobs.tables.rows import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,
     costs_payload,
 )
-from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
-from jobs.plan.pipeline import SORT_KEYS
 from jobs.tables.schemas import OUTPUT_SCHEMAS
 
 

@@ -19,7 +19,6 @@ import jobs.plan.one_group
 import jobs.plan.udf
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import ERROR, NOT_PLANNED
-from jobs.output.rows import KIND_TIMING, TABLE_OF
 from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -27,6 +26,7 @@ from jobs.plan.udf import (
     PlanContext,
     plan_bucket,
 )
+from jobs.tables.rows import KIND_TIMING, TABLE_OF
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
 

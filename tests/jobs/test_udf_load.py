@@ -28,7 +28,6 @@ from assignors.ownership import valid_owned
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupLoad, balanced_loads, plan_group
 from assignors.strategies.balanced import BalancedAssignor
 from assignors.strategies.weighted import assign_by_load
-from jobs.output.rows import KIND_METRICS
 from jobs.plan.udf import (
     INPUT_COLUMNS,
     KIND_MEMBER,
@@ -38,6 +37,7 @@ from jobs.plan.udf import (
     plan_bucket,
 )
 from jobs.settings.config import ConfigError, load_config
+from jobs.tables.rows import KIND_METRICS
 
 # ------------------------------------------------------------------- catalog: racks, weights
 

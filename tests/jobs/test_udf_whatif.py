@@ -11,8 +11,8 @@ from assignors.inputs.validation import TopicStatus
 from assignors.whatif.group import WhatIfSettings
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
-from jobs.output.rows import KIND_MEMBER, KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, TABLE_OF
 from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
+from jobs.tables.rows import KIND_MEMBER, KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, TABLE_OF
 
 TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -90,7 +90,7 @@ def test_costs_payload_round_trips_nulls_and_keeps_a_comma_in_the_strategy() -> 
     name with a comma (no built-in or plugin has one) comes back whole."""
     from helpers.oracle import costs_values
 
-    from jobs.output.rows import COSTS_PAYLOAD_COLUMNS, costs_payload
+    from jobs.tables.rows import COSTS_PAYLOAD_COLUMNS, costs_payload
 
     row = {
         "group_id": "g",

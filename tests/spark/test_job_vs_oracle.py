@@ -22,11 +22,11 @@ from pyspark.sql.types import IntegerType, LongType
 import jobs.plan.pipeline
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
-from jobs.output.rows import KIND_MEMBER, KIND_OFFSETS, KIND_OWNED
 from jobs.plan.pipeline import STAGED, STAGED_ROWS, has_weights
 from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
 from jobs.plan_assignments import run
 from jobs.settings.config import PlannerConfig
+from jobs.tables.rows import KIND_MEMBER, KIND_OFFSETS, KIND_OWNED
 from jobs.tables.schemas import OUTPUT_FIELDS, REJECTED_FIELDS, struct
 from tools.sample_estate import generate, write
 
