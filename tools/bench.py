@@ -40,7 +40,7 @@ from jobs.plan.pipeline import run, sorted_for_write
 from jobs.plan.session import build_session
 from jobs.settings.config import PlannerConfig, load_config
 from jobs.tables.inputs import read_table
-from jobs.tables.schemas import INPUT_TABLES, OUTPUT_TABLES
+from jobs.tables.schemas import INPUT_TABLES, OUTPUT_FIELDS
 from tools import sample_estate
 from tools.sample_estate import generate, write
 
@@ -53,7 +53,7 @@ def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, 
         if df is not None:
             df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
     with output.atomic_output(spark, output_dir) as tmp:
-        for _, (table, fields) in OUTPUT_TABLES.items():
+        for table, fields in OUTPUT_FIELDS.items():
             frame = _synthetic(spark, rows[table], fields, strategies)
             writer = sorted_for_write(frame, table, files).write.mode("error")
             if table == "assignments":

@@ -141,6 +141,8 @@ def _member_rows(group: RawGroup, snap: Snapshot) -> tuple[list[dict[str, Any]],
                 "assignment_strategies": [group.protocol] if group.protocol else None,
                 "generation": member_generation(sub, group.protocol),
                 "group_protocol": "classic",
+                "client_id": m.client_id,
+                "client_host": m.client_host,
             }
         )
         for topic, parts in assignment.partitions if assignment else []:
@@ -231,6 +233,8 @@ def _consumer_rows(info: ClusterInfo, g: ConsumerGroup) -> tuple[list[Any], list
                 "assignment_strategies": [g.assignor_name] if g.assignor_name else None,
                 "generation": m.member_epoch,
                 "group_protocol": "consumer",
+                "client_id": m.client_id,
+                "client_host": m.client_host,
             }
         )
         owned.extend(

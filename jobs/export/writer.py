@@ -19,52 +19,24 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 
 from jobs.output.claim import local_output
+from jobs.tables import contract
 
 SNAPSHOT_JSON = "_snapshot.json"
 SUCCESS = "_SUCCESS"
 
-_STR, _INT, _LONG = pa.string(), pa.int32(), pa.int64()
-SCHEMAS = {
-    "topic_partitions": pa.schema(
-        [
-            pa.field("topic", _STR, nullable=False),
-            pa.field("partition", _INT, nullable=False),
-            pa.field("replica_racks", pa.list_(_STR)),
-            pa.field("weight", pa.float64()),
-        ]
-    ),
-    "subscriptions": pa.schema(
-        [
-            pa.field("group_id", _STR, nullable=False),
-            pa.field("member_id", _STR, nullable=False),
-            pa.field("group_instance_id", _STR),
-            pa.field("client_rack", _STR),
-            pa.field("topics", pa.list_(_STR)),
-            pa.field("topic_pattern", _STR),
-            pa.field("assignment_strategies", pa.list_(_STR)),
-            pa.field("generation", _INT),
-            pa.field("group_protocol", _STR),
-            pa.field("group_state", _STR),
-        ]
-    ),
-    "current_assignment": pa.schema(
-        [
-            pa.field("group_id", _STR, nullable=False),
-            pa.field("member_id", _STR, nullable=False),
-            pa.field("topic", _STR, nullable=False),
-            pa.field("partition", _INT, nullable=False),
-        ]
-    ),
-    "offsets": pa.schema(
-        [
-            pa.field("group_id", _STR, nullable=False),
-            pa.field("topic", _STR, nullable=False),
-            pa.field("partition", _INT, nullable=False),
-            pa.field("committed_offset", _LONG),
-            pa.field("log_end_offset", _LONG),
-        ]
-    ),
-}
+
+def _schema(table: contract.Table) -> pa.Schema:
+    schema = table.schema()
+    if table is contract.OFFSETS:
+        # A partition whose leader gave no end offset is exported with a null one (the
+        # planner reports it: NULL_LOG_END_OFFSET), so the file's column is optional.
+        at = schema.get_field_index("log_end_offset")
+        schema = schema.set(at, schema.field(at).with_nullable(True))
+    return schema
+
+
+# The contract's input tables, as the exporter writes them (client_id and client_host too).
+SCHEMAS = {t.name: _schema(t) for t in contract.INPUTS}
 
 
 @contextmanager

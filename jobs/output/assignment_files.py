@@ -5,7 +5,7 @@ With a local output the buckets write their assignment rows as Parquet themselve
 own hash partitioning of the table, `pmod(hash(group_id, partition), files)`, which
 `spark_layout.spark_file_index` computes as Spark's Murmur3 does. One task per output file
 then reads its rows from every bucket's file, repeats the shared rows once per strategy they
-stand for (see `jobs.tables.schemas.SHARED_SEPARATOR`), sorts them and writes one Parquet
+stand for (see `jobs.tables.rows.SHARED_SEPARATOR`), sorts them and writes one Parquet
 file per strategy: the rows, files and order that `jobs.plan.pipeline.sorted_for_write` and
 `partitionBy("strategy")` give through Spark, with the same schema and the same Spark
 metadata in each file.
@@ -30,7 +30,9 @@ import pyarrow as pa
 import pyarrow.compute as pc
 
 from jobs.output.spark_layout import mark_written, partition_folder, spark_file_schema
-from jobs.tables.schemas import ASSIGNMENTS_FIELDS, PAYLOAD, ROUND_SEPARATOR, SHARED_SEPARATOR
+from jobs.tables.contract import ASSIGNMENTS
+from jobs.tables.rows import PAYLOAD, shared_entries
+from jobs.tables.schemas import spark_fields
 
 # The output file index of each row of a bucket's rows file
 # (see `spark_layout.spark_file_index`).
@@ -43,14 +45,11 @@ MAX_ROWS_PER_FILE = 10_000_000
 ROWS_PER_ROW_GROUP = 200_000
 
 
-def _file_fields() -> list[tuple[str, Any, bool]]:
-    return [(n, t, nullable) for n, t, nullable in ASSIGNMENTS_FIELDS if n != "strategy"]
-
-
 def file_schema(spark_version: str) -> pa.Schema:
     """The schema of an `assignments` file as Spark writes it: the table's columns but the
     partition column (`spark_file_schema`)."""
-    return spark_file_schema(_file_fields(), spark_version)
+    columns = [c for c in ASSIGNMENTS.columns if c.name != ASSIGNMENTS.partition_by]
+    return spark_file_schema(spark_fields(columns), spark_version)
 
 
 def _rank(values: pa.Array) -> np.ndarray:
@@ -83,10 +82,9 @@ class _Copies:
         rounds: list[int] = []
         starts = [0]
         for value in payload.dictionary.to_pylist():
-            for entry in value.split(SHARED_SEPARATOR):
-                name, _, own = entry.partition(ROUND_SEPARATOR)
+            for name, own in shared_entries(value):
                 strategies.append(code.setdefault(name, len(code)))
-                rounds.append(int(own) if own else _NO_ROUND)
+                rounds.append(_NO_ROUND if own is None else own)
             starts.append(len(strategies))
         self.names = list(code)
         first = np.array(starts, np.int64)
@@ -117,7 +115,7 @@ def write_file(
 
     parquet = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=[PAYLOAD]))
     read = ds.dataset(rows_dir, format=parquet).to_table(
-        columns=[n for n, _, _ in ASSIGNMENTS_FIELDS] + [PAYLOAD],
+        columns=[*ASSIGNMENTS.names, PAYLOAD],
         filter=pc.field(FILE_INDEX) == index,
     )
     if read.num_rows == 0:

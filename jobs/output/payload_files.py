@@ -1,14 +1,14 @@
 """`balance_metrics` and `rebalance_costs` of a local output, written by pyarrow.
 
 The rows of these tables travel from the buckets as text payloads beside the assignment rows
-(`jobs.tables.schemas`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
+(`jobs.tables.rows`: JSON for `balance_metrics`, delimited values for `rebalance_costs`) and are
 staged as Parquet with them. Through Spark, each table is a parse of every payload in the
 JVM, a shuffle by `group_id` and a row sort per output file. With a local output, one task
 per output file instead reads the staged payloads of these tables once, keeps the rows of
 its file (Spark's `pmod(hash(group_id), files)`, as `repartition(files, "group_id")` sends
-them), parses them with pyarrow, sorts them by the table's sort keys and writes the file:
-the rows, files and order that `jobs.plan.pipeline.sorted_for_write` gives, with Spark's schema
-in the footer (`spark_layout.spark_file_schema`).
+them), decodes them (`jobs.tables.rows.decode`), sorts them by the table's sort keys and
+writes the file: the rows, files and order that `jobs.plan.pipeline.sorted_for_write`
+gives, with Spark's schema in the footer (`spark_layout.spark_file_schema`).
 
 Why: on a 100,000-group run with every what-if scenario, Spark's parse, shuffle and sort of
 these two tables cost several times pyarrow's (docs/performance.md).
@@ -31,17 +31,11 @@ from jobs.output.spark_layout import (
     mark_written,
     spark_file_schema,
 )
-from jobs.tables.schemas import (
-    COSTS_PAYLOAD_COLUMNS,
-    KIND_METRICS,
-    KIND_REBALANCE_COSTS,
-    OUTPUT_TABLES,
-    PAYLOAD,
-    SORT_KEYS,
-)
+from jobs.tables.rows import KIND_METRICS, KIND_REBALANCE_COSTS, PAYLOAD, TABLE_OF, decode
+from jobs.tables.schemas import SORT_KEYS, spark_fields
 
 # The tables written here, by the kind of their staged rows.
-TABLES = {KIND_METRICS: "balance_metrics", KIND_REBALANCE_COSTS: "rebalance_costs"}
+TABLES = {k: TABLE_OF[k].name for k in (KIND_METRICS, KIND_REBALANCE_COSTS)}
 # About the rows Spark's 2 MiB row groups (`jobs.plan.pipeline.OUTPUT_ROW_GROUP_BYTES`) hold of
 # each table, so that a reader of one group skips the others by their statistics as it does
 # in Spark's files.
@@ -50,37 +44,6 @@ ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
 # the staged rows of every table it writes (payloads and group ids, about 100 bytes a row
 # at the peak): at most about 2 GB for the two tables.
 MAX_ROWS = 10_000_000
-
-
-def _costs_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
-    """`rebalance_costs` columns from their payloads (`jobs.tables.schemas.costs_payload`): split
-    into COSTS_PAYLOAD_COLUMNS parts at most (the strategy last keeps any comma), an empty
-    value is null, then cast to the column's type, as `jobs.plan.pipeline.split_output` does."""
-    n = len(COSTS_PAYLOAD_COLUMNS)
-    parts = pc.split_pattern(payloads, ",", max_splits=n - 1)
-    lengths = pc.list_value_length(parts).to_numpy(zero_copy_only=False)
-    if len(lengths) and (lengths != n).any():
-        raise ValueError("a rebalance_costs payload has too few values")
-    flat = parts.flatten()
-    out = {}
-    for i, name in enumerate(COSTS_PAYLOAD_COLUMNS):
-        values = flat.take(pa.array(np.arange(i, len(flat), n)))
-        values = pc.if_else(pc.equal(values, ""), pa.scalar(None, pa.string()), values)
-        out[name] = values.cast(schema.field(name).type)
-    return out
-
-
-def _json_columns(payloads: pa.Array, schema: pa.Schema) -> dict[str, pa.Array]:
-    """Columns from JSON payloads (one object each, as `from_json` reads them in
-    `jobs.plan.pipeline.split_output`): fields the schema names, missing ones null."""
-    import pyarrow.json as pj
-
-    if len(payloads) == 0:
-        return {f.name: pa.array([], f.type) for f in schema}
-    text = "\n".join(payloads.to_pylist()).encode()
-    options = pj.ParseOptions(explicit_schema=schema, unexpected_field_behavior="ignore")
-    parsed = pj.read_json(pa.BufferReader(text), parse_options=options)
-    return {f.name: parsed[f.name].combine_chunks() for f in schema}
 
 
 def write_files(
@@ -116,13 +79,9 @@ def write_files(
         written[kind] = len(rows)
         if not len(rows) and (index != 0 or of_kind.any()):
             continue
-        schema = spark_file_schema(OUTPUT_TABLES[kind][1], version)
-        taken = payloads.take(pa.array(rows))
-        if kind == KIND_REBALANCE_COSTS:
-            columns = {"group_id": group_ids.take(pa.array(rows)), **_costs_columns(taken, schema)}
-        else:
-            columns = _json_columns(taken, schema)
-        out = pa.table([columns[name] for name in schema.names], schema=schema)
+        schema = spark_file_schema(spark_fields(TABLE_OF[kind].columns), version)
+        taken = pa.array(rows)
+        out = decode(kind, group_ids.take(taken), payloads.take(taken), schema)
         order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
         out = out.take(order)
         folder = os.path.join(tmp_dir, table)

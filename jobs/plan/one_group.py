@@ -3,8 +3,10 @@
 `plan_one` plans a group with the pure core: `build_group` -> `group_load` -> `plan_group` ->
 `group_whatif`. The estate job's UDF (`jobs.plan.udf`) calls it for each group of a bucket; the
 terminal calls it with the same settings derived from the same config (`run_settings`), and
-`table_rows` turns the result into the rows the job writes for that group, so that the two
-agree row for row (an end-to-end test compares them on the sample estate).
+`table_rows` turns the result into the rows the job writes for that group, through the job's
+own row format (`jobs.tables.rows`: encoded as the UDF encodes them, decoded as the job's
+writers decode them), so that the two agree row for row (an end-to-end test compares them on
+the sample estate).
 """
 
 from __future__ import annotations
@@ -32,9 +34,11 @@ from assignors.inputs.validation import (
 )
 from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
-from assignors.problems import ERROR, NOT_PLANNED, Problem
+from assignors.problems import Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
 from jobs.settings.config import ConfigError, PlannerConfig
+from jobs.tables import contract
+from jobs.tables.rows import SmallRows, decode_assignments, decode_rows
 
 Row = dict[str, Any]
 
@@ -107,15 +111,8 @@ def run_settings(
     )
 
 
-# `topic_partitions` as the catalog reads it (`jobs.tables.group_read` reads it under these types).
-TOPIC_PARTITIONS_ARROW = pa.schema(
-    [
-        ("topic", pa.string()),
-        ("partition", pa.int64()),
-        ("replica_racks", pa.list_(pa.string())),
-        ("weight", pa.float64()),
-    ]
-)
+# `topic_partitions` as the catalog reads it (`jobs.tables.group_read` reads it so too).
+TOPIC_PARTITIONS_ARROW = contract.TOPIC_PARTITIONS.read_schema()
 
 
 def topic_catalog(rows: Iterable[Row]) -> tuple[dict[str, TopicStatus], list[Problem]]:
@@ -275,76 +272,25 @@ def plan_one(
     return out
 
 
-def problem_row(p: Problem) -> Row:
-    return {
-        "group_id": p.group_id,
-        "member_id": p.member_id,
-        "topic": p.topic,
-        "strategy": p.strategy,
-        "severity": p.severity,
-        "reason": p.reason,
-        "detail": p.detail,
-    }
-
-
 def table_rows(result: GroupResult) -> dict[str, list[Row]]:
-    """The group's rows of each output table, as the job writes them (`jobs.plan.udf._Output`)."""
+    """The group's rows of each output table, as the job writes them: encoded as the UDF
+    encodes them (`jobs.tables.rows.SmallRows`), decoded as the job's writers decode them."""
     gid = result.group_id
-    out: dict[str, list[Row]] = {
-        "assignments": [],
-        "balance_metrics": [],
-        "elections": [],
-        "rejected": [problem_row(p) for p in result.problems],
-        "rebalance_costs": [],
-        "recommendations": [],
-    }
+    encoded = SmallRows()
+    encoded.problems(result.problems)
     plan = result.plan
     if result.spec is None or plan is None:
         if result.has_members:  # every input group has an elections row
-            out["elections"].append(_election(gid, None, [], NOT_PLANNED))
-        return out
-    out["rejected"] += [problem_row(p) for p in plan.problems]
-    rejected = any(p.severity == ERROR and p.strategy is None for p in plan.problems)
-    election = plan.election
-    if election is None or rejected:
-        out["elections"].append(_election(gid, None, [], NOT_PLANNED))
+            encoded.not_planned(gid)
     else:
-        out["elections"].append(
-            _election(
-                gid,
-                election.elected,
-                election.candidate_strategies,
-                election.error,
-                result.spec.group_protocol,
-                election.basis,
-            )
-        )
-        if result.whatif is not None:
-            out["rejected"] += [problem_row(p) for p in result.whatif.problems]
-            out["rebalance_costs"] = [dict(r) for r in result.whatif.costs]
-            out["recommendations"] = [dict(result.whatif.recommendation)]
-    for sp in plan.plans:
-        for values in sp.rows:
-            row = dict(zip(ASSIGNMENT_ROW_FIELDS, values, strict=True))
-            out["assignments"].append({"group_id": gid, "strategy": sp.strategy, **row})
-        out["balance_metrics"].append({"group_id": gid, "strategy": sp.strategy, **sp.metrics})
-    return out
-
-
-def _election(
-    gid: str,
-    elected: str | None,
-    candidates: list[str],
-    error: str | None,
-    protocol: str | None = None,
-    basis: str | None = None,
-) -> Row:
-    """An `elections` row, as `jobs.plan.udf._Output.election` writes it."""
-    return {
-        "group_id": gid,
-        "elected_strategy": elected,
-        "candidate_strategies": list(candidates),
-        "error": error,
-        "group_protocol": protocol,
-        "election_basis": basis,
-    }
+        encoded.plan(plan, result.whatif, result.spec.group_protocol)
+    assignments = [
+        {
+            "group_id": gid,
+            "strategy": sp.strategy,
+            **dict(zip(ASSIGNMENT_ROW_FIELDS, values, strict=True)),
+        }
+        for sp in (plan.plans if result.spec is not None and plan is not None else [])
+        for values in sp.rows
+    ]
+    return {"assignments": decode_assignments(assignments), **decode_rows(encoded.rows)}

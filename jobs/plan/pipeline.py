@@ -9,14 +9,13 @@ import logging
 import os
 import time
 from collections import Counter
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
 from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
-from pyspark.sql import types as T
 
 from assignors.catalog.catalog import StrategyCatalog, server_assignor_list
 from assignors.catalog.registry import (
@@ -35,9 +34,6 @@ from jobs.plan.summary import strategy_summary, whatif_summary
 from jobs.plan.udf import (
     COMPILED,
     CORE,
-    KIND_MEMBER,
-    KIND_OFFSETS,
-    KIND_OWNED,
     MEMBER_INPUT_COLUMNS,
     PARTITION_INPUT_COLUMNS,
     PEAK_RSS_MIB,
@@ -47,29 +43,34 @@ from jobs.plan.udf import (
     PlanContext,
     bucket_function,
     cogrouped_bucket_function,
-    problem_payload,
     reason_key,
 )
 from jobs.settings.config import ConfigError, PlannerConfig
+from jobs.tables import contract
 from jobs.tables.inputs import read_inputs
 from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
-from jobs.tables.schemas import (
-    COSTS_PAYLOAD_COLUMNS,
-    CURRENT_ASSIGNMENT,
+from jobs.tables.rows import (
     KIND_ASSIGNMENT,
-    KIND_REBALANCE_COSTS,
+    KIND_MEMBER,
+    KIND_OFFSETS,
+    KIND_OWNED,
     KIND_REJECTED,
     KIND_TIMING,
+    PAYLOAD,
+    TABLE_OF,
+    WIDE_COLUMNS,
+    problem_payload,
+    spark_projections,
+)
+from jobs.tables.schemas import (
+    CURRENT_ASSIGNMENT,
     OFFSETS,
     OUTPUT_SCHEMAS,
-    OUTPUT_TABLES,
-    PAYLOAD,
-    ROUND_SEPARATOR,
-    SHARED_SEPARATOR,
     SORT_KEYS,
     SUBSCRIPTIONS,
     TOPIC_PARTITIONS,
-    WIDE_SCHEMA,
+    spark_schema,
+    spark_type,
 )
 from jobs.together import together
 
@@ -77,7 +78,8 @@ log = logging.getLogger("planner")
 # What the buckets' timing rows sum to: worker seconds per phase, the peak memory (MiB) of a
 # process that planned a bucket, and the planned buckets per core (`jobs.plan.udf.CORE`).
 Timing = tuple[dict[str, float], float, dict[str, float]]
-SUBSCRIPTIONS_COLUMNS = [name for name, _ in SUBSCRIPTIONS.columns]
+# The UDF's frame as Spark reads it.
+WIDE_SCHEMA = spark_schema(WIDE_COLUMNS)
 SUMMARY_TABLES = ("balance_metrics", "rebalance_costs", "recommendations")
 # Default buckets per core (config `buckets = 0`). Groups' costs vary a lot (a rolling
 # restart of a large group costs thousands of small ones), so a few big buckets leave a core
@@ -179,15 +181,16 @@ def planner_input(
     # range, which the planner reports instead of failing on a cast. The array columns travel
     # as JSON text: PySpark's Arrow-to-pandas conversion of array<string> costs more than the
     # whole rest of the input side (docs/performance.md).
+    # Only the columns the planner reads (not client_id, client_host).
     as_json = ("topics", "assignment_strategies")
-    typed = {**dict(SUBSCRIPTIONS.columns), "generation": T.LongType()}
+    typed = {**dict(SUBSCRIPTIONS.columns), "generation": spark_type(contract.LONG)}
     for c in as_json:
-        typed[c] = T.StringType()
+        typed[c] = spark_type(contract.STRING)
     members = subscriptions.select(
         F.lit(KIND_MEMBER).alias("kind"),
         *[
             (F.to_json(c) if c in as_json else F.col(c).cast(typed[c])).alias(c)
-            for c in SUBSCRIPTIONS_COLUMNS
+            for c in MEMBER_INPUT_COLUMNS[1:]
         ],
     )
     assert tuple(members.columns) == MEMBER_INPUT_COLUMNS, members.columns
@@ -247,89 +250,31 @@ def _problems_frame(spark: SparkSession, problems: list[Problem]) -> DataFrame:
 
 
 def split_output(wide: DataFrame, small: DataFrame) -> dict[str, DataFrame]:
-    """The output tables of the UDF's frame, with the contract's column types.
+    """The output tables of the UDF's frame, with the contract's column types
+    (`jobs.tables.rows.spark_projections`).
 
     `small` holds the wide frame's non-assignment rows: the small tables are read from it,
     so writing and counting them never scans the millions of assignment rows again.
     """
     out = {}
-    for kind, (table, fields) in OUTPUT_TABLES.items():
-        computed: dict[str, str] = {}  # fields not read as `rows`' columns of that name
-        if kind == KIND_ASSIGNMENT:
-            # one row per strategy the row stands for, with its round (see SHARED_SEPARATOR);
-            # position 0 is the row's own strategy, kept as it is
-            entry = f"split(entry, {_sql_char(ROUND_SEPARATOR)})"
-            rows = wide.where(F.col("kind") == kind).selectExpr(
-                "*", f"posexplode({_row_strategies()}) AS (pos, entry)"
-            )
-            computed = {
-                "strategy": f"CASE WHEN pos = 0 THEN strategy ELSE {entry}[0] END",
-                "rebalance_round": "CASE WHEN pos = 0 THEN rebalance_round ELSE"
-                f" coalesce(CAST(try_element_at({entry}, 2) AS INT), rebalance_round) END",
-            }
-        elif kind == KIND_REBALANCE_COSTS:
-            n = len(COSTS_PAYLOAD_COLUMNS)
-            rows = small.where(F.col("kind") == kind).selectExpr(
-                "group_id",
-                *[
-                    f"nullif(split({PAYLOAD}, ',', {n})[{i}], '') AS `{name}`"
-                    for i, name in enumerate(COSTS_PAYLOAD_COLUMNS)
-                ],
-            )
-        else:
-            # SQL text, like `typed`: the JSON row's fields are read in that one projection
-            rows = small.where(F.col("kind") == kind).selectExpr(
-                f"from_json({PAYLOAD}, '{OUTPUT_SCHEMAS[table].simpleString()}') AS r"
-            )
-            computed = {n: f"r.`{n}`" for n, _, _ in fields}
-        out[table] = typed(rows, fields, computed)
+    for kind, table in TABLE_OF.items():
+        rows = (wide if kind == KIND_ASSIGNMENT else small).where(F.col("kind") == kind)
+        first, typed = spark_projections(kind)
+        out[table.name] = rows.selectExpr(*first).selectExpr(*typed)
     return out
 
 
-def typed(
-    frame: DataFrame,
-    fields: tuple[tuple[str, T.DataType, bool], ...],
-    computed: Mapping[str, str] | None = None,
-) -> DataFrame:
-    """`fields`' columns of `frame`, cast to their types, in their order; `computed` gives
-    some of them as SQL expressions instead.
-
-    One SQL projection parsed in the JVM: a Column per field costs a dozen py4j round trips
-    each (about a second of driver time before every run's writes, for the same plan)."""
-    computed = computed or {}
-    return frame.selectExpr(
-        *[f"CAST({computed.get(n, f'`{n}`')} AS {t.simpleString()}) AS `{n}`" for n, t, _ in fields]
-    )
-
-
-def _sql_char(separator: str) -> str:
-    """A one-character separator (a control character) in SQL: by its code, not as a
-    literal, whose escapes depend on the session's parser settings."""
-    assert len(separator) == 1, separator
-    return f"chr({ord(separator)})"
-
-
-def _row_strategies() -> str:
-    """The strategies an assignment row of the wide frame stands for (SQL): its own, then
-    those its payload names (see SHARED_SEPARATOR)."""
-    return (
-        f"CASE WHEN {PAYLOAD} IS NULL THEN array(strategy)"
-        f" ELSE concat(array(strategy), split({PAYLOAD}, {_sql_char(SHARED_SEPARATOR)})) END"
-    )
-
-
-# Hash keys of each table's files. `assignments` also hashes the partition: a group's rows
-# then spread over every file, so a large group's millions of rows are sorted and encoded by
-# `files` tasks in parallel instead of one (by group alone, a 1M-partition group kept one core
-# busy writing while the others idled).
-PARTITION_KEYS = {"assignments": ("group_id", "partition")}
+# Hash keys of each table's files (`jobs.tables.contract.Table.file_keys`). `assignments` also
+# hashes the partition: by group alone, a 1M-partition group kept one core busy writing while
+# the others idled.
+PARTITION_KEYS = {t.name: t.file_keys for t in contract.OUTPUTS}
 
 
 def sorted_for_write(df: DataFrame, table: str, files: int) -> DataFrame:
     keys = SORT_KEYS[table]
     # Fixed hash partitioning + a total sort within files: the same data whatever the
     # shuffle settings or the order the UDF produced rows in.
-    by = PARTITION_KEYS.get(table, ("group_id",))
+    by = PARTITION_KEYS[table]
     return df.repartition(files, *by).sortWithinPartitions(*keys)
 
 
@@ -423,7 +368,7 @@ def run(
                         strategies=protocols,
                         config=config.as_dict(),
                         input_rows=input_rows,
-                        output_rows={t: counts[t] for t, _ in OUTPUT_TABLES.values()},
+                        output_rows={t: counts[t] for t in contract.OUTPUT_NAMES},
                         topics=len(catalog),
                         # the UDF writes one elections row per input group (group_id not null)
                         groups=GroupCounts(
@@ -705,8 +650,9 @@ def _write_tables(
             .write.mode("error")
             .option("parquet.block.size", OUTPUT_ROW_GROUP_BYTES)
         )
-        if table == "assignments":
-            writer = writer.partitionBy("strategy")
+        folder = contract.TABLES[table].partition_by
+        if folder is not None:
+            writer = writer.partitionBy(folder)
         writer.parquet(f"{tmp}/{table}")
 
     return together(*also, *[lambda t=t, f=f: write(t, f) for t, f in outputs.items()])[: len(also)]
@@ -749,7 +695,7 @@ def _output_counts(
         rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
         assignment_rows += bucket["assignment_rows"]
     out: dict[str, Any] = {
-        table: rows.get(k, 0) for k, (table, _) in OUTPUT_TABLES.items() if k != KIND_ASSIGNMENT
+        table.name: rows.get(k, 0) for k, table in TABLE_OF.items() if k != KIND_ASSIGNMENT
     }
     # as the buckets made them; the written rows are counted once written (`_plan_and_write`)
     out["assignments"] = assignment_rows

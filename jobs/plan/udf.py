@@ -4,8 +4,9 @@ One `applyInPandas` call costs milliseconds of Arrow/pandas conversion while ass
 group costs microseconds, so groups are hashed into buckets and each call loops
 over the groups of its bucket with plain Python lists. This module only adapts rows to the
 pure core and back (each group planned by `jobs.plan.one_group.plan_one`, as the terminal plans
-one); it holds no assignment logic. `plan_bucket` is plain pandas, so it is also the oracle
-the Spark path is tested against.
+one); it holds no assignment logic. The rows it returns are the bucket row format of
+`jobs.tables.rows`. `plan_bucket` is plain pandas, so tests run it without Spark and compare the
+Spark path with it.
 """
 
 from __future__ import annotations
@@ -27,7 +28,6 @@ from typing import Any
 import numpy as np
 import pandas as pd
 import pyarrow as pa
-from pyspark.sql import types as T
 
 import assignors.planner
 from assignors import progress
@@ -50,32 +50,27 @@ from assignors.planner import (
     StrategyPlan,
     internal_error,
 )
-from assignors.problems import ERROR, NOT_PLANNED, Problem
+from assignors.problems import ERROR, Problem
 from assignors.whatif.group import GroupWhatIf, WhatIfSettings
 from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
-from jobs.output.spark_layout import ARROW_TYPES, spark_file_index
+from jobs.output.spark_layout import spark_file_index
 from jobs.plan.guard import GuardSettings, guarded
-from jobs.plan.one_group import plan_one, problem_row
-from jobs.tables.schemas import (
-    ASSIGNMENTS_FIELDS,
+from jobs.plan.one_group import plan_one
+from jobs.tables.contract import ASSIGNMENTS
+from jobs.tables.rows import (
     KIND_ASSIGNMENT,
-    KIND_ELECTION,
-    KIND_METRICS,
-    KIND_REBALANCE_COSTS,
-    KIND_RECOMMENDATION,
-    KIND_REJECTED,
+    KIND_MEMBER,
+    KIND_OFFSETS,
+    KIND_OWNED,
     KIND_TIMING,
-    OUTPUT_TABLES,
     PAYLOAD,
     ROUND_SEPARATOR,
     SHARED_SEPARATOR,
-    WIDE_FIELDS,
-    costs_payload,
-    costs_values,
+    WIDE_COLUMNS,
+    SmallRows,
+    json_payload,
 )
 
-KIND_MEMBER, KIND_OWNED = "m", "o"
-KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the members
 DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every PlanContext
 DEFAULT_GUARD = GuardSettings()
 INPUT_COLUMNS = (
@@ -503,20 +498,19 @@ class Tally:
 
 
 class _Output:
-    """Collects the output tables: assignment rows as column lists, the rest as JSON rows."""
+    """Collects the output tables: assignment rows as column lists, the rest as encoded rows
+    (`jobs.tables.rows.SmallRows`)."""
 
     def __init__(self) -> None:
         # the assignment columns, and PAYLOAD: the further strategies of shared rows
-        self.a: dict[str, list[Any]] = {n: [] for n, _, _ in ASSIGNMENTS_FIELDS}
+        self.a: dict[str, list[Any]] = {n: [] for n in ASSIGNMENTS.names}
         self.a[PAYLOAD] = []
-        self.small: list[tuple[str, str | None, str]] = []  # (kind, group_id, payload)
         self.tally = Tally()
+        self.encoded = SmallRows(self.tally.problems)
+        self.small = self.encoded.rows  # (kind, group_id, payload)
 
     def problems(self, problems: Iterable[Problem]) -> None:
-        problems = list(problems)
-        self.tally.problems(problems)
-        for p in problems:
-            self.small.append((KIND_REJECTED, p.group_id, problem_payload(p)))
+        self.encoded.problems(problems)
 
     def timing_row(self, clock: PhaseClock | None) -> tuple[str, str | None, str]:
         """The bucket's KIND_TIMING row: its phase seconds and the peak memory of its process
@@ -524,59 +518,22 @@ class _Output:
         planned them (CORE, only with `clock`: one per planned bucket)."""
         kinds = Counter(kind for kind, _, _ in self.small)
         rows = {kind: kinds[kind] for kind in sorted(kinds)}
+        self.tally.planned_groups = self.encoded.planned_groups
         tally = self.tally.as_json(rows)
         timing = {}
         if clock is not None:  # a planned bucket: its phases, memory and core
             timing = {**clock.stop(), PEAK_RSS_MIB: peak_rss_mib()}
             tally[CORE] = planning_core()
-        return KIND_TIMING, None, _json({**timing, TALLY: tally})
-
-    def election(
-        self,
-        group_id: str,
-        elected: str | None,
-        candidates: list[str],
-        error: str | None,
-        protocol: str | None = None,
-        basis: str | None = None,
-    ) -> None:
-        row = {
-            "group_id": group_id,
-            "elected_strategy": elected,
-            "candidate_strategies": candidates,
-            "error": error,
-            "group_protocol": protocol,
-            "election_basis": basis,
-        }
-        self.small.append((KIND_ELECTION, group_id, _json(row)))
-        if error != NOT_PLANNED:  # every input group has one row; NOT_PLANNED: rejected
-            self.tally.planned_groups += 1
+        return KIND_TIMING, None, json_payload({**timing, TALLY: tally})
 
     def not_planned(self, group_id: str) -> None:
         """The `elections` row of a rejected group: every input group has one."""
-        self.election(group_id, None, [], NOT_PLANNED)
+        self.encoded.not_planned(group_id)
 
     def plan(
         self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
     ) -> None:
-        self.problems(plan.problems)
-        # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
-        # rejected row, and the group counts as planned.
-        rejected = any(p.severity == ERROR and p.strategy is None for p in plan.problems)
-        election = plan.election
-        if election is None or rejected:
-            self.not_planned(plan.group_id)
-        else:
-            self.election(
-                plan.group_id,
-                election.elected,
-                election.candidate_strategies,
-                election.error,
-                protocol,
-                election.basis,
-            )
-            if whatif is not None:  # planned groups only
-                self.whatif(plan.group_id, whatif)
+        self.encoded.plan(plan, whatif, protocol)
         a = self.a
         for shared, labels in _shared_rows(plan.plans):
             columns: tuple[list[Any], ...] = shared
@@ -588,17 +545,6 @@ class _Output:
             # the planner's rows come as columns: appended as they are, no tuple per row
             for name, values in zip(ASSIGNMENT_ROW_FIELDS, columns, strict=True):
                 a[name].extend(values)
-        for sp in plan.plans:
-            metrics = {"group_id": plan.group_id, "strategy": sp.strategy, **sp.metrics}
-            self.small.append((KIND_METRICS, plan.group_id, _json(metrics)))
-
-    def whatif(self, group_id: str, whatif: GroupWhatIf) -> None:
-        """The `rebalance_costs` rows, the `recommendations` row and their warnings."""
-        self.problems(whatif.problems)
-        small = self.small
-        for row in whatif.costs:
-            small.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
-        small.append((KIND_RECOMMENDATION, group_id, _json(whatif.recommendation)))
 
     def frame(
         self,
@@ -618,8 +564,8 @@ class _Output:
         """
         n_a = len(self.a["group_id"])
         heads = {}
-        for name, dtype in WIDE_FIELDS:
-            typ = ARROW_TYPES[type(dtype)]
+        for column in WIDE_COLUMNS:
+            name, typ = column.name, column.type
             if name == "kind":
                 heads[name] = pa.repeat(pa.scalar(KIND_ASSIGNMENT, typ), n_a)
             else:
@@ -631,8 +577,8 @@ class _Output:
         kinds, groups, payloads = zip(*small, strict=True) if small else ((), (), ())
         tails = {"kind": kinds, "group_id": groups, PAYLOAD: payloads}
         data: dict[str, pd.arrays.ArrowExtensionArray] = {}
-        for name, dtype in WIDE_FIELDS:
-            typ = ARROW_TYPES[type(dtype)]
+        for column in WIDE_COLUMNS:
+            name, typ = column.name, column.type
             tail = pa.array(tails[name], typ) if name in tails else pa.nulls(len(small), typ)
             data[name] = pd.arrays.ArrowExtensionArray(pa.concat_arrays([heads[name], tail]))
         return pd.DataFrame(data)
@@ -727,27 +673,6 @@ def _further(n: int, rounds: list[Any], further: _Labels) -> list[str | None]:
     return out
 
 
-def _expand_shared(rows: pd.DataFrame) -> pd.DataFrame:
-    """Assignment rows of the wide frame, one per strategy (see SHARED_SEPARATOR): the plain
-    pandas twin of `jobs.plan.pipeline.split_output`'s explode."""
-    shared = rows[rows[PAYLOAD].notna()]
-    if shared.empty:
-        return rows
-    entries = shared[PAYLOAD].astype(object).map(lambda text: text.split(SHARED_SEPARATOR))
-    extra = shared.assign(entry=entries).explode("entry")
-    parts = extra["entry"].map(lambda entry: entry.split(ROUND_SEPARATOR))
-    extra["strategy"] = parts.map(lambda p: p[0]).astype(rows["strategy"].dtype)
-    own = parts.map(lambda p: int(p[1]) if len(p) > 1 else None)
-    rounds = extra["rebalance_round"].astype(object).where(own.isna(), own)
-    extra["rebalance_round"] = rounds.astype(rows["rebalance_round"].dtype)
-    return pd.concat([rows, extra.drop(columns="entry")], ignore_index=True)
-
-
-# Floats round-trip exactly (shortest repr, parsed back by Spark's from_json). One encoder:
-# json.dumps with any non-default option builds a new one per call.
-_ENCODER = json.JSONEncoder(separators=(",", ":"), allow_nan=False)
-
-
 def _concat_frames(a: pd.DataFrame, b: pd.DataFrame) -> pd.DataFrame:
     """`a` then `b`, each Arrow-backed column one contiguous array (PySpark passes such a
     column through, and refuses one of several chunks)."""
@@ -770,37 +695,6 @@ def problems_frame(problems: list[Problem], tally: bool = False) -> pd.DataFrame
     out = _Output()
     out.problems(problems)
     return out.frame((lambda: [out.timing_row(None)]) if tally else None)
-
-
-def _json(row: dict[str, Any]) -> str:
-    return _ENCODER.encode(row)
-
-
-def problem_payload(p: Problem) -> str:
-    """A `rejected` row as the UDF's JSON payload (also used for the driver's topic rows)."""
-    return _json(problem_row(p))
-
-
-def split_tables(wide: pd.DataFrame) -> dict[str, pd.DataFrame]:
-    """The output tables of a wide frame in plain pandas (the oracle of the Spark split)."""
-    out = {}
-    for kind, (table, fields) in OUTPUT_TABLES.items():
-        rows = wide[wide["kind"] == kind]
-        names = [name for name, _, _ in fields]
-        if kind == KIND_ASSIGNMENT:
-            out[table] = _expand_shared(rows)[names].reset_index(drop=True)
-        elif kind == KIND_REBALANCE_COSTS:
-            texts = {n for n, t, _ in fields if isinstance(t, T.StringType)}
-            records = []
-            for gid, payload in zip(rows["group_id"], rows[PAYLOAD], strict=True):
-                values = costs_values(payload).items()
-                typed = {n: v if v is None or n in texts else int(v) for n, v in values}
-                records.append({"group_id": gid, **typed})
-            out[table] = pd.DataFrame.from_records(records, columns=names)
-        else:
-            records = [json.loads(p) for p in rows[PAYLOAD]]
-            out[table] = pd.DataFrame.from_records(records, columns=names)
-    return out
 
 
 # The grouping key as `applyInPandas` passes it: (bucket,).

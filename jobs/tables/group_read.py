@@ -20,56 +20,19 @@ import pyarrow.compute as pc
 import pyarrow.dataset as ds
 import pyarrow.parquet as pq
 
+from jobs.tables import contract
 from jobs.tables.manifest import MANIFEST_FILE
 
-OUTPUT_TABLES = (
-    "assignments",
-    "balance_metrics",
-    "elections",
-    "rejected",
-    "rebalance_costs",
-    "recommendations",
-)
+OUTPUT_TABLES = contract.OUTPUT_NAMES
 MANIFEST = MANIFEST_FILE
 Row = dict[str, Any]
 
-# The contract's input columns as Arrow types: files that disagree in ways the contract
-# accepts (int32 next to int64, an all-null column typed `null`) are cast to these.
-_STRINGS = pa.list_(pa.string())
+# The contract's input columns as pyarrow reads them: files that disagree in ways the
+# contract accepts (int32 next to int64, an all-null column typed `null`) are cast to these.
 INPUT_COLUMNS: dict[str, dict[str, pa.DataType]] = {
-    "topic_partitions": {
-        "topic": pa.string(),
-        "partition": pa.int64(),
-        "replica_racks": _STRINGS,
-        "weight": pa.float64(),
-    },
-    "subscriptions": {
-        "group_id": pa.string(),
-        "member_id": pa.string(),
-        "group_instance_id": pa.string(),
-        "client_rack": pa.string(),
-        "topics": _STRINGS,
-        "topic_pattern": pa.string(),
-        "assignment_strategies": _STRINGS,
-        "generation": pa.int64(),
-        "group_protocol": pa.string(),
-        "group_state": pa.string(),
-    },
-    "current_assignment": {
-        "group_id": pa.string(),
-        "member_id": pa.string(),
-        "topic": pa.string(),
-        "partition": pa.int64(),
-    },
-    "offsets": {
-        "group_id": pa.string(),
-        "topic": pa.string(),
-        "partition": pa.int64(),
-        "committed_offset": pa.int64(),
-        "log_end_offset": pa.int64(),
-    },
+    t.name: dict(zip(t.names, t.read_schema().types, strict=True)) for t in contract.INPUTS
 }
-REQUIRED_INPUTS = ("topic_partitions", "subscriptions")
+REQUIRED_INPUTS = tuple(t.name for t in contract.INPUTS if t.required)
 
 
 class NotFoundError(Exception):

@@ -1,19 +1,16 @@
-"""The data contract (docs/data-contract.md) as Spark schemas, and the inputs' schema check."""
+"""The data contract (`jobs.tables.contract`) as Spark schemas, and the inputs' schema check."""
 
 from __future__ import annotations
 
-import operator
-from collections.abc import Mapping
+from collections.abc import Iterable
 from dataclasses import dataclass
 
+import pyarrow as pa
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 from pyspark.sql import types as T
 
-from assignors.analysis.metrics import METRIC_COLUMNS
-from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
-from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
-from assignors.widths import BIGINT_COLUMNS
+from jobs.tables import contract
 
 STRING = T.StringType()
 INT = T.IntegerType()
@@ -21,6 +18,26 @@ LONG = T.LongType()
 DOUBLE = T.DoubleType()
 BOOL = T.BooleanType()
 STRINGS = T.ArrayType(T.StringType())
+
+_SPARK_TYPES: dict[pa.DataType, T.DataType] = {
+    contract.STRING: STRING,
+    contract.INT: INT,
+    contract.LONG: LONG,
+    contract.DOUBLE: DOUBLE,
+    contract.BOOL: BOOL,
+}
+
+
+def spark_type(t: pa.DataType) -> T.DataType:
+    """A contract type (Arrow) as its Spark SQL type."""
+    if pa.types.is_list(t):
+        return T.ArrayType(spark_type(t.value_type))
+    return _SPARK_TYPES[t]
+
+
+def spark_fields(columns: Iterable[contract.Column]) -> tuple[tuple[str, T.DataType, bool], ...]:
+    """Contract columns as (name, Spark type, nullable)."""
+    return tuple((c.name, spark_type(c.type), c.nullable) for c in columns)
 
 
 @dataclass(frozen=True)
@@ -32,60 +49,16 @@ class InputTable:
     # missing from a file, or typed `null` by pyarrow when every value is null.
     nullable: frozenset[str] = frozenset()
 
+    @classmethod
+    def of(cls, table: contract.Table) -> InputTable:
+        columns = tuple((c.name, spark_type(c.type)) for c in table.columns)
+        return cls(table.name, table.required, columns, table.nullable)
 
-TOPIC_PARTITIONS = InputTable(
-    "topic_partitions",
-    True,
-    (("topic", STRING), ("partition", INT), ("replica_racks", STRINGS), ("weight", DOUBLE)),
-    frozenset({"replica_racks", "weight"}),
-)
-SUBSCRIPTIONS = InputTable(
-    "subscriptions",
-    True,
-    (
-        ("group_id", STRING),
-        ("member_id", STRING),
-        ("group_instance_id", STRING),
-        ("client_rack", STRING),
-        ("topics", STRINGS),
-        ("topic_pattern", STRING),
-        ("assignment_strategies", STRINGS),
-        ("generation", INT),
-        # `classic` (null or absent) or `consumer` (KIP-848); constant within a group
-        ("group_protocol", STRING),
-        # Kafka's name of the group's state at the snapshot (`Stable`, `PreparingRebalance`)
-        ("group_state", STRING),
-    ),
-    frozenset(
-        {
-            "group_instance_id",
-            "client_rack",
-            "topics",
-            "topic_pattern",
-            "assignment_strategies",
-            "generation",
-            "group_protocol",
-            "group_state",
-        }
-    ),
-)
-CURRENT_ASSIGNMENT = InputTable(
-    "current_assignment",
-    False,
-    (("group_id", STRING), ("member_id", STRING), ("topic", STRING), ("partition", INT)),
-)
-OFFSETS = InputTable(
-    "offsets",
-    False,
-    (
-        ("group_id", STRING),
-        ("topic", STRING),
-        ("partition", INT),
-        ("committed_offset", LONG),
-        ("log_end_offset", LONG),
-    ),
-    frozenset({"committed_offset"}),
-)
+
+TOPIC_PARTITIONS = InputTable.of(contract.TOPIC_PARTITIONS)
+SUBSCRIPTIONS = InputTable.of(contract.SUBSCRIPTIONS)
+CURRENT_ASSIGNMENT = InputTable.of(contract.CURRENT_ASSIGNMENT)
+OFFSETS = InputTable.of(contract.OFFSETS)
 INPUT_TABLES = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, OFFSETS)
 
 # Columns that may be absent from an input file: they are optional in meaning (all null).
@@ -194,146 +167,29 @@ def _null(dtype: T.DataType) -> Column:
 
 # ---- outputs -----------------------------------------------------------------------------
 
-_PY_TO_SPARK: dict[type, T.DataType] = {
-    int: INT,
-    float: DOUBLE,
-    bool: BOOL,
-    str: STRING,
-    list: STRINGS,
-}
+Fields = tuple[tuple[str, T.DataType, bool], ...]
+ASSIGNMENTS_FIELDS: Fields = spark_fields(contract.ASSIGNMENTS.columns)
+BALANCE_METRICS_FIELDS: Fields = spark_fields(contract.BALANCE_METRICS.columns)
+ELECTIONS_FIELDS: Fields = spark_fields(contract.ELECTIONS.columns)
+REJECTED_FIELDS: Fields = spark_fields(contract.REJECTED.columns)
+REBALANCE_COSTS_FIELDS: Fields = spark_fields(contract.REBALANCE_COSTS.columns)
+RECOMMENDATIONS_FIELDS: Fields = spark_fields(contract.RECOMMENDATIONS.columns)
 
 
-def _spark_type(name: str, typ: type) -> T.DataType:
-    """A core column's Spark type: offsets and sums of offsets are bigint (their domain is a
-    Kafka long), other integers count things of one group (int)."""
-    if typ is int and name in BIGINT_COLUMNS:
-        return LONG
-    return _PY_TO_SPARK[typ]
-
-
-ASSIGNMENTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
-    ("group_id", STRING, False),
-    ("strategy", STRING, False),
-    ("member_id", STRING, False),
-    ("group_instance_id", STRING, True),
-    ("topic", STRING, False),
-    ("partition", INT, False),
-    ("previous_member_id", STRING, True),
-    ("rebalance_round", INT, False),
-    # the partition's lag from `offsets` (null: unknown, or no offsets table)
-    ("lag", LONG, True),
-)
-BALANCE_METRICS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
-    ("group_id", STRING, False),
-    ("strategy", STRING, False),
-    *((name, _spark_type(name, typ), True) for name, typ in METRIC_COLUMNS),
-)
-ELECTIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
-    ("group_id", STRING, False),
-    ("elected_strategy", STRING, True),
-    ("candidate_strategies", STRINGS, False),
-    ("error", STRING, True),
-    # `classic` or `consumer` (null for a group that is not planned), and for a `consumer`
-    # group why the broker runs the elected assignor (null for classic groups)
-    ("group_protocol", STRING, True),
-    ("election_basis", STRING, True),
-)
-REJECTED_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = (
-    ("group_id", STRING, True),
-    ("member_id", STRING, True),
-    ("topic", STRING, True),
-    # set when only that strategy failed for the group; null for group-level problems
-    ("strategy", STRING, True),
-    ("severity", STRING, False),
-    ("reason", STRING, False),
-    ("detail", STRING, False),
-)
-
-# What-if rebalances and recommendations (docs/whatif.md): the pure core names the columns.
-# `lag_moved` is a sum of offsets (bigint, like the lag columns).
-REBALANCE_COSTS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
-    (name, _spark_type(name, typ), nullable) for name, typ, nullable in REBALANCE_COST_COLUMNS
-)
-RECOMMENDATIONS_FIELDS: tuple[tuple[str, T.DataType, bool], ...] = tuple(
-    (name, _spark_type(name, typ), nullable) for name, typ, nullable in RECOMMENDATION_COLUMNS
-)
-
-
-def struct(fields: tuple[tuple[str, T.DataType, bool], ...]) -> T.StructType:
+def struct(fields: Fields) -> T.StructType:
     return T.StructType([T.StructField(n, t, nullable) for n, t, nullable in fields])
+
+
+def spark_schema(columns: Iterable[contract.Column]) -> T.StructType:
+    """Contract columns as a Spark schema."""
+    return struct(spark_fields(columns))
 
 
 # Each output table's files are sorted by these columns (`jobs.plan.pipeline.sorted_for_write`,
 # and the pyarrow writers of a local output).
-SORT_KEYS = {
-    "assignments": ("strategy", "group_id", "topic", "partition"),
-    "balance_metrics": ("group_id", "strategy"),
-    "elections": ("group_id",),
-    "rejected": ("group_id", "member_id", "topic", "strategy", "reason", "detail"),
-    "rebalance_costs": ("group_id", "strategy", "scenario"),
-    "recommendations": ("group_id",),
-}
-
-# The UDF returns every output table in one frame, told apart by `kind`. Assignment rows (the
-# millions) use the typed columns of `assignments`; the rows of the small tables (one per
-# group and strategy at most) travel as a JSON `payload` parsed back with the table's schema,
-# except `rebalance_costs` (one per group, strategy and scenario: millions too), whose
-# payload is delimited values (`costs_payload`): cheaper than JSON to write in Python and to
-# parse in the JVM, and fewer bytes through Arrow and the staged Parquet (docs/performance.md).
-# One frame with the union of all columns would carry ~30 mostly-null columns per assignment
-# row through Arrow and the JVM: the costliest way to carry them.
-KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "m", "e", "r"
-KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
-# Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
-KIND_TIMING = "t"
-OUTPUT_TABLES = {
-    KIND_ASSIGNMENT: ("assignments", ASSIGNMENTS_FIELDS),
-    KIND_METRICS: ("balance_metrics", BALANCE_METRICS_FIELDS),
-    KIND_ELECTION: ("elections", ELECTIONS_FIELDS),
-    KIND_REJECTED: ("rejected", REJECTED_FIELDS),
-    KIND_REBALANCE_COSTS: ("rebalance_costs", REBALANCE_COSTS_FIELDS),
-    KIND_RECOMMENDATION: ("recommendations", RECOMMENDATIONS_FIELDS),
-}
+SORT_KEYS = {t.name: t.sort_keys for t in contract.OUTPUTS}
 # Each output table's schema, to read back what this version wrote without inferring it:
 # Spark infers a Parquet schema with a job that reads the files' footers.
-OUTPUT_SCHEMAS = {table: struct(fields) for table, fields in OUTPUT_TABLES.values()}
-PAYLOAD = "payload"
-# On an assignment row, `payload` names the further strategies the row also stands for,
-# joined by SHARED_SEPARATOR (null: none); a name followed by ROUND_SEPARATOR and a number
-# gives that strategy's own `rebalance_round` for the row. Strategies that gave the same
-# rows (`elected` and the strategy it names; sticky and cooperative-sticky, which differ at
-# most in the round a moved partition arrives in) then travel once through Arrow, the JVM
-# and the staged Parquet, and are repeated per strategy only when the `assignments` table is
-# written (`jobs.plan.pipeline.split_output`). The separators are control characters no protocol
-# name uses; a group whose names contain one is not shared.
-SHARED_SEPARATOR, ROUND_SEPARATOR = "\x1f", "\x1e"
-WIDE_FIELDS: list[tuple[str, T.DataType]] = [
-    ("kind", STRING),
-    *((name, dtype) for name, dtype, _ in ASSIGNMENTS_FIELDS),
-    (PAYLOAD, STRING),
-]
-WIDE_SCHEMA = T.StructType([T.StructField(n, t, True) for n, t in WIDE_FIELDS])
-
-
-# `rebalance_costs` payload: its columns after `group_id` (the frame's own column), comma
-# separated, an empty value for null, the strategy last: the one free-form value, so a split
-# into COSTS_PAYLOAD_COLUMNS parts keeps whatever it contains.
-COSTS_PAYLOAD_COLUMNS: tuple[str, ...] = (
-    *(name for name, _, _ in REBALANCE_COSTS_FIELDS if name not in ("group_id", "strategy")),
-    "strategy",
-)
-
-
-_COSTS_PAYLOAD_VALUES = operator.itemgetter(*COSTS_PAYLOAD_COLUMNS)
-
-
-def costs_payload(row: Mapping[str, object]) -> str:
-    """One `rebalance_costs` row as its payload (see COSTS_PAYLOAD_COLUMNS). A list, not a
-    generator, and one itemgetter: half the time a row (millions of rows a large run)."""
-    return ",".join(["" if v is None else str(v) for v in _COSTS_PAYLOAD_VALUES(row)])
-
-
-def costs_values(payload: str) -> dict[str, str | None]:
-    """A payload's values by column, as text (None for null): the oracle of the Spark split."""
-    values = payload.split(",", len(COSTS_PAYLOAD_COLUMNS) - 1)
-    return {name: v or None for name, v in zip(COSTS_PAYLOAD_COLUMNS, values, strict=True)}
+OUTPUT_SCHEMAS = {t.name: spark_schema(t.columns) for t in contract.OUTPUTS}
+# Each output table's columns as (name, Spark type, nullable), in the contract's order.
+OUTPUT_FIELDS: dict[str, Fields] = {t.name: spark_fields(t.columns) for t in contract.OUTPUTS}

@@ -108,6 +108,8 @@ def test_members_map_to_the_contract_columns() -> None:
         "assignment_strategies": ["uniform"],
         "generation": 7,
         "group_protocol": "consumer",
+        "client_id": "client-a",
+        "client_host": "/10.0.0.1",
     }
     assert subs["m-b"] == {
         "group_id": "payments",
@@ -119,6 +121,8 @@ def test_members_map_to_the_contract_columns() -> None:
         "assignment_strategies": ["uniform"],
         "generation": 6,
         "group_protocol": "consumer",
+        "client_id": "client-b",
+        "client_host": "/10.0.0.2",
     }
     owned = defaultdict(set)
     for r in snap.current_assignment:

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pandas as pd
 
-from jobs.plan.udf import KIND_MEMBER, MEMBER_INPUT_COLUMNS, PARTITION_INPUT_COLUMNS
+from jobs.plan.udf import MEMBER_INPUT_COLUMNS, PARTITION_INPUT_COLUMNS
+from jobs.tables.rows import KIND_MEMBER
 
 
 def cogrouped(pdf: pd.DataFrame) -> list[pd.DataFrame]:

@@ -8,7 +8,7 @@ from typing import Any
 import pyarrow.parquet as pq
 
 from assignors.problems import ERROR, NOT_PLANNED
-from jobs.tables.schemas import OUTPUT_TABLES
+from jobs.tables.contract import OUTPUT_NAMES
 from tools.sample_estate import SCHEMAS, write
 
 
@@ -46,7 +46,7 @@ def write_estate(
 def counted_from_tables(out: Path) -> dict[str, Any]:
     """The manifest's counts (`output_rows`, `groups`, `rejected_by_reason`), counted again
     from the tables written in `out`: what the manifest must say."""
-    tables = {t: pq.read_table(out / t).to_pylist() for t, _ in OUTPUT_TABLES.values()}
+    tables = {t: pq.read_table(out / t).to_pylist() for t in OUTPUT_NAMES}
     elections, rejected = tables["elections"], tables["rejected"]
     by_reason: dict[str, int] = {}
     for r in sorted(rejected, key=lambda r: (r["severity"], r["reason"])):

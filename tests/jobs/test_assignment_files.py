@@ -14,7 +14,7 @@ import jobs.plan.udf
 from jobs.output.assignment_files import FILE_INDEX, file_schema, write_file
 from jobs.output.spark_layout import spark_file_index
 from jobs.plan.pipeline import PARTITION_KEYS, SORT_KEYS
-from jobs.tables.schemas import ROUND_SEPARATOR, SHARED_SEPARATOR
+from jobs.tables.rows import ROUND_SEPARATOR, SHARED_SEPARATOR
 from tests.jobs.test_udf import TOPICS, bucket, ctx
 
 

@@ -10,6 +10,7 @@ from typing import Any
 
 import pandas as pd
 import pytest
+from helpers.oracle import split_tables
 
 from assignors.inputs.validation import TopicStatus
 from jobs.plan.guard import GuardSettings, guarded
@@ -19,7 +20,6 @@ from jobs.plan.udf import (
     PlanContext,
     bucket_function,
     plan_bucket,
-    split_tables,
 )
 
 TOPICS = {"t": TopicStatus(6)}

@@ -10,19 +10,19 @@ from pathlib import Path
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from helpers.oracle import costs_values
 
 from jobs.output import payload_files
 from jobs.output.payload_files import write_files
 from jobs.output.spark_layout import group_file_index, spark_string_hash, spark_string_hashes
 from jobs.plan.pipeline import SORT_KEYS
-from jobs.tables.schemas import (
+from jobs.tables.rows import (
     COSTS_PAYLOAD_COLUMNS,
     KIND_METRICS,
     KIND_REBALANCE_COSTS,
-    OUTPUT_SCHEMAS,
     costs_payload,
-    costs_values,
 )
+from jobs.tables.schemas import OUTPUT_SCHEMAS
 
 
 def test_the_writer_follows_the_pipelines_partitioning_and_order() -> None:

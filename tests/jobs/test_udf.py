@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 from helpers.buckets import cogrouped
+from helpers.oracle import split_tables
 
 import jobs.plan.one_group
 import jobs.plan.udf
@@ -24,8 +25,8 @@ from jobs.plan.udf import (
     KIND_OWNED,
     PlanContext,
     plan_bucket,
-    split_tables,
 )
+from jobs.tables.rows import KIND_TIMING, TABLE_OF
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
 
@@ -219,7 +220,7 @@ def test_the_timing_row_comes_last_and_leaves_every_other_row_as_it_was() -> Non
     assert len(timed) == len(plain) + 1
     pd.testing.assert_frame_equal(timed.iloc[:-1], plain)
     last = timed.iloc[-1]
-    assert last["kind"] == jobs.plan.udf.KIND_TIMING
+    assert last["kind"] == KIND_TIMING
     assert pd.isna(last["group_id"])
     seconds = json.loads(last["payload"])
     assert set(seconds) == {*jobs.plan.udf.PHASES, jobs.plan.udf.PEAK_RSS_MIB, jobs.plan.udf.TALLY}
@@ -235,8 +236,8 @@ def test_the_timing_row_tallies_the_rows_the_bucket_wrote() -> None:
     pdf = pd.concat([pdf, dup, dup.assign(client_rack="r9")], ignore_index=True)
     timed = plan_bucket(pdf, TOPICS, ctx(), timing_row=True)
     tally = json.loads(timed.iloc[-1]["payload"])[jobs.plan.udf.TALLY]
-    tables = jobs.plan.udf.split_tables(timed.iloc[:-1])
-    kinds = {table: kind for kind, (table, _) in jobs.plan.udf.OUTPUT_TABLES.items()}
+    tables = split_tables(timed.iloc[:-1])
+    kinds = {table.name: kind for kind, table in TABLE_OF.items()}
     assert tally["rows"] == {
         kinds[t]: len(rows) for t, rows in tables.items() if t != "assignments" and len(rows)
     }

@@ -11,6 +11,7 @@ from typing import Any
 import pandas as pd
 import pytest
 from helpers.buckets import cogrouped
+from helpers.oracle import split_tables
 
 from assignors.analysis.load import (
     LOAD_METRIC_COLUMNS,
@@ -34,9 +35,9 @@ from jobs.plan.udf import (
     KIND_OWNED,
     PlanContext,
     plan_bucket,
-    split_tables,
 )
 from jobs.settings.config import ConfigError, load_config
+from jobs.tables.rows import KIND_METRICS
 
 # ------------------------------------------------------------------- catalog: racks, weights
 
@@ -296,7 +297,7 @@ def test_bucket_without_offsets_or_weights_has_null_load() -> None:
 
 def test_plan_bucket_payload_has_every_load_column() -> None:
     wide = plan_bucket(_bucket(5), TOPICS, _ctx(True, True))
-    payload = json.loads(wide[wide["kind"] == "m"]["payload"].iloc[0])
+    payload = json.loads(wide[wide["kind"] == KIND_METRICS]["payload"].iloc[0])
     assert [n for n, _ in LOAD_METRIC_COLUMNS] == [
         k for k in payload if k in dict(LOAD_METRIC_COLUMNS)
     ]

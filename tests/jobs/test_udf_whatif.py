@@ -5,13 +5,14 @@ from __future__ import annotations
 import dataclasses
 
 import pandas as pd
+from helpers.oracle import split_tables
 
 from assignors.inputs.validation import TopicStatus
 from assignors.whatif.group import WhatIfSettings
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
-from jobs.plan.udf import INPUT_COLUMNS, KIND_MEMBER, PlanContext, plan_bucket, split_tables
-from jobs.tables.schemas import KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, OUTPUT_TABLES
+from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
+from jobs.tables.rows import KIND_MEMBER, KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, TABLE_OF
 
 TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
 CLASSIC = ("range", "roundrobin", "sticky", "cooperative-sticky")
@@ -38,8 +39,8 @@ def tables(**whatif: object) -> dict[str, pd.DataFrame]:
 
 def test_both_tables_with_the_contract_columns() -> None:
     out = tables()
-    assert OUTPUT_TABLES[KIND_REBALANCE_COSTS][0] == "rebalance_costs"
-    assert OUTPUT_TABLES[KIND_RECOMMENDATION][0] == "recommendations"
+    assert TABLE_OF[KIND_REBALANCE_COSTS].name == "rebalance_costs"
+    assert TABLE_OF[KIND_RECOMMENDATION].name == "recommendations"
     assert list(out["rebalance_costs"]) == [n for n, _, _ in REBALANCE_COST_COLUMNS]
     assert list(out["recommendations"]) == [n for n, _, _ in RECOMMENDATION_COLUMNS]
 
@@ -87,7 +88,9 @@ def test_no_scenarios_still_recommends() -> None:
 def test_costs_payload_round_trips_nulls_and_keeps_a_comma_in_the_strategy() -> None:
     """`rebalance_costs` rows travel as delimited values; the strategy goes last, so even a
     name with a comma (no built-in or plugin has one) comes back whole."""
-    from jobs.tables.schemas import COSTS_PAYLOAD_COLUMNS, costs_payload, costs_values
+    from helpers.oracle import costs_values
+
+    from jobs.tables.rows import COSTS_PAYLOAD_COLUMNS, costs_payload
 
     row = {
         "group_id": "g",

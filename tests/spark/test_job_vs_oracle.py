@@ -16,24 +16,18 @@ import pandas as pd
 import pyarrow.parquet as pq
 import pytest
 from chispa import assert_df_equality
+from helpers.oracle import split_tables
 from pyspark.sql.types import IntegerType, LongType
 
 import jobs.plan.pipeline
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import TopicStatus, check_topic
 from jobs.plan.pipeline import STAGED, STAGED_ROWS, has_weights
-from jobs.plan.udf import (
-    INPUT_COLUMNS,
-    KIND_MEMBER,
-    KIND_OFFSETS,
-    KIND_OWNED,
-    PlanContext,
-    plan_bucket,
-    split_tables,
-)
+from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
 from jobs.plan_assignments import run
 from jobs.settings.config import PlannerConfig
-from jobs.tables.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
+from jobs.tables.rows import KIND_MEMBER, KIND_OFFSETS, KIND_OWNED
+from jobs.tables.schemas import OUTPUT_FIELDS, REJECTED_FIELDS, struct
 from tools.sample_estate import generate, write
 
 pytestmark = pytest.mark.spark
@@ -119,7 +113,7 @@ def to_spark(spark, pdf: pd.DataFrame, fields):  # type: ignore[no-untyped-def]
 
 def assert_tables_equal(spark, out: Path, expected: dict[str, pd.DataFrame]) -> None:  # type: ignore[no-untyped-def]
     """Every output table the job wrote in `out` equals the oracle's (row order aside)."""
-    for name, fields in OUTPUT_TABLES.values():
+    for name, fields in OUTPUT_FIELDS.items():
         actual = spark.read.parquet(str(out / name)).select(*[f[0] for f in fields])
         assert_df_equality(
             actual,
@@ -214,7 +208,7 @@ def test_reruns_on_shuffled_split_input_give_identical_data(spark, tmp_path: Pat
     config = PlannerConfig(strategies=("range", "sticky", "uniform", "elected"), buckets=3)
     for name in ("one", "three"):
         run(spark, str(tmp_path / name), str(tmp_path / f"out-{name}"), config)
-    for table, fields in OUTPUT_TABLES.values():
+    for table, fields in OUTPUT_FIELDS.items():
         names = [f[0] for f in fields]
         one, three = (
             sorted(
