@@ -26,6 +26,7 @@ from jobs.plan.udf import (
     plan_bucket,
     split_tables,
 )
+from jobs.settings.run import RunSettings
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
 
@@ -60,10 +61,13 @@ def bucket(seed: int = 1, groups: int = 6) -> pd.DataFrame:
 
 def ctx(*strategies: str) -> PlanContext:
     return PlanContext(
-        strategies=strategies or ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"),
-        has_current_assignment=True,
-        plan_elected=True,
-        default_strategies=("range", "cooperative-sticky"),
+        RunSettings.of(
+            strategies=strategies
+            or ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"),
+            has_current_assignment=True,
+            plan_elected=True,
+            default_strategies=("range", "cooperative-sticky"),
+        )
     )
 
 

@@ -33,6 +33,7 @@ from jobs.plan.udf import (
 )
 from jobs.plan_assignments import run
 from jobs.settings.config import PlannerConfig
+from jobs.settings.run import RunSettings
 from jobs.tables.schemas import OUTPUT_TABLES, REJECTED_FIELDS, struct
 from tools.sample_estate import generate, write
 
@@ -81,11 +82,13 @@ def oracle(
         frames.append(pq.read_table(input_dir / "offsets").to_pandas().assign(kind=KIND_OFFSETS))
     pdf = pd.concat(frames, ignore_index=True).reindex(columns=list(INPUT_COLUMNS))
     ctx = PlanContext(
-        strategies,
-        True,
-        plan_elected=True,
-        has_weights=has_weights(catalog),
-        has_offsets=has_offsets,
+        RunSettings.of(
+            strategies,
+            True,
+            plan_elected=True,
+            has_weights=has_weights(catalog),
+            has_offsets=has_offsets,
+        )
     )
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
@@ -133,7 +136,7 @@ def assert_tables_equal(spark, out: Path, expected: dict[str, pd.DataFrame]) -> 
 def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(120, seed=11, bad_rows=True), estate)
-    config = PlannerConfig(strategies=STRATEGIES, buckets=buckets, output_files=2)
+    config = PlannerConfig().replace(strategies=STRATEGIES, buckets=buckets, output_files=2)
     result = run(spark, str(estate), str(tmp_path / "out"), config)
     expected = oracle(estate)
     assert_tables_equal(spark, tmp_path / "out", expected)
@@ -155,7 +158,7 @@ def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None: 
     tables["offsets"]["group_id"][:3] = ["ghost", None, "ghost"]  # OFFSETS_UNKNOWN_GROUP etc.
     write(tables, estate)
     strategies = ("range", "sticky", "balanced", "elected")
-    config = PlannerConfig(strategies=strategies, buckets=5, output_files=2)
+    config = PlannerConfig().replace(strategies=strategies, buckets=5, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     expected = oracle(estate, strategies[:-1])
     assert_tables_equal(spark, tmp_path / "out", expected)
@@ -185,7 +188,7 @@ def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-unt
     monkeypatch.setattr(jobs.plan.pipeline, "_plan_and_write", spy)
     if not workers_write:
         monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
-    config = PlannerConfig(strategies=strategies, buckets=4, output_files=2)
+    config = PlannerConfig().replace(strategies=strategies, buckets=4, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     assert_tables_equal(spark, tmp_path / "out", oracle(estate, strategies[:-1]))
     files = [f"bucket-{b:05d}.parquet" for b in range(4)]
@@ -211,7 +214,9 @@ def test_reruns_on_shuffled_split_input_give_identical_data(spark, tmp_path: Pat
     tables = generate(80, seed=5, bad_rows=True)
     write(tables, tmp_path / "one", files=1)
     write(shuffled_copy(tables, seed=9), tmp_path / "three", files=3)
-    config = PlannerConfig(strategies=("range", "sticky", "uniform", "elected"), buckets=3)
+    config = PlannerConfig().replace(
+        strategies=("range", "sticky", "uniform", "elected"), buckets=3
+    )
     for name in ("one", "three"):
         run(spark, str(tmp_path / name), str(tmp_path / f"out-{name}"), config)
     for table, fields in OUTPUT_TABLES.values():
