@@ -21,7 +21,6 @@ with; `python -m jobs.report OUT` times it alone).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import shutil
@@ -125,7 +124,7 @@ def big_group(args: argparse.Namespace) -> None:
             (estate / "_SUCCESS").touch()
     config = load_config(strategies=args.strategies)
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false"}
-    config = dataclasses.replace(config, spark=quiet)
+    config = config.replace(spark=quiet)
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out_job, out_floor = str(args.work / "out-big-group"), str(args.work / "out-floor")
@@ -193,8 +192,8 @@ def what_if(args: argparse.Namespace) -> None:
     estate = _estate(args, args.groups)
     config = load_config(strategies=None if args.strategies == "config" else args.strategies)
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
-    config = dataclasses.replace(config, spark=quiet)
-    plan_only = dataclasses.replace(config, scenarios=())
+    config = config.replace(spark=quiet)
+    plan_only = config.replace(scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out = str(args.work / "out-what-if")
@@ -276,9 +275,9 @@ def main(argv: list[str] | None = None) -> None:
         strategies=None if args.strategies == "config" else args.strategies
     )
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
-    config = dataclasses.replace(config, spark=quiet)
+    config = config.replace(spark=quiet)
     if args.plan_only:
-        config = dataclasses.replace(config, scenarios=())
+        config = config.replace(scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out_job, out_floor = str(args.work / "out-job"), str(args.work / "out-floor")

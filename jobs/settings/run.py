@@ -99,7 +99,7 @@ class RunSettings:
         try:
             server = server_assignor_list(planner.group_consumer_assignors)
         except UnknownStrategyError as exc:
-            problems.add(str(exc))
+            problems.add(_named(exc))
             server = KAFKA_DEFAULT_SERVER_ASSIGNORS
         catalog = None
         try:
@@ -107,7 +107,7 @@ class RunSettings:
                 planner.strategies, planner.default_assignment_strategies, server
             )
         except UnknownStrategyError as exc:
-            problems.add(str(exc))
+            problems.add(_named(exc))
         recommend_from, unknown = _recommend_from(planner, catalog)
         for message in unknown:
             problems.add(message)
@@ -189,6 +189,15 @@ def _recommend_from(
         else:
             found.append(known)
     return tuple(dict.fromkeys(found)), problems
+
+
+def _named(exc: UnknownStrategyError) -> str:
+    """The catalog's message, after the key it is about (`planner.strategies` unless the
+    message starts with another key of [planner])."""
+    text = str(exc)
+    if text.startswith(("default_assignment_strategies", "group_consumer_assignors")):
+        return f"{PlannerSection.NAME}.{text}"
+    return f"{PlannerSection.NAME}.strategies: {text}"
 
 
 def load_settings(
