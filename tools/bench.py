@@ -21,7 +21,6 @@ with; `python -m jobs.report OUT` times it alone).
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import logging
 import shutil
@@ -125,14 +124,16 @@ def big_group(args: argparse.Namespace) -> None:
             (estate / "_SUCCESS").touch()
     config = load_config(strategies=args.strategies)
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false"}
-    config = dataclasses.replace(config, spark=quiet)
+    config = config.replace(spark=quiet)
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out_job, out_floor = str(args.work / "out-big-group"), str(args.work / "out-floor")
     # Warm up the JVM and the Python workers on a small estate (see `main`).
     warm = _estate(args, 2_000)
     rows = run(spark, str(warm), out_job, config, report=False).output_rows
-    floor(spark, str(warm), out_floor, rows, config.strategies, config.output_files)
+    floor(
+        spark, str(warm), out_floor, rows, config.planner.strategies, config.execution.output_files
+    )
     times: dict[str, dict[str, list[float]]] = {v: {"job": [], "floor": []} for v in estates}
     for i in range(args.repeat):
         for variant, estate in estates.items():
@@ -141,8 +142,8 @@ def big_group(args: argparse.Namespace) -> None:
                 manifest = run(spark, str(estate), out_job, config)
             times[variant]["job"].append(time.monotonic() - t)
             t = time.monotonic()
-            floor(spark, str(estate), out_floor, manifest.output_rows, config.strategies,
-                  config.output_files)  # fmt: skip
+            floor(spark, str(estate), out_floor, manifest.output_rows, config.planner.strategies,
+                  config.execution.output_files)  # fmt: skip
             times[variant]["floor"].append(time.monotonic() - t)
             job, flo = times[variant]["job"][-1], times[variant]["floor"][-1]
             print(
@@ -151,7 +152,7 @@ def big_group(args: argparse.Namespace) -> None:
                 flush=True,
             )
     summary: dict[str, Any] = {
-        "strategies": list(config.strategies),
+        "strategies": list(config.planner.strategies),
         "cores": spark.sparkContext.defaultParallelism,
     }
     for variant, t in times.items():
@@ -168,7 +169,7 @@ def big_group(args: argparse.Namespace) -> None:
     for variant in times:
         s = summary[variant]
         print(
-            f"one group of 1M partitions, {variant}, {', '.join(config.strategies)}:"
+            f"one group of 1M partitions, {variant}, {', '.join(config.planner.strategies)}:"
             f" job {s['job_median']:.1f} s vs I/O floor {s['floor_median']:.1f} s,"
             f" {s['beyond_floor']:.1f} s beyond it ({s['ratio']:.2f}x; median of {args.repeat})"
         )
@@ -191,8 +192,8 @@ def what_if(args: argparse.Namespace) -> None:
     estate = _estate(args, args.groups)
     config = load_config(strategies=None if args.strategies == "config" else args.strategies)
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
-    config = dataclasses.replace(config, spark=quiet)
-    plan_only = dataclasses.replace(config, scenarios=())
+    config = config.replace(spark=quiet)
+    plan_only = config.replace(scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out = str(args.work / "out-what-if")
@@ -214,7 +215,7 @@ def what_if(args: argparse.Namespace) -> None:
         "groups": manifest["groups"],
         "output_rows": manifest["output_rows"],
         "strategies": manifest["strategies"],
-        "scenarios": list(config.scenarios),
+        "scenarios": list(config.planner.scenarios),
         "seconds": {k: [round(x, 2) for x in v] for k, v in times.items()},
         "median_scenarios": round(with_s, 2),
         "median_plan_only": round(without, 2),
@@ -274,9 +275,9 @@ def main(argv: list[str] | None = None) -> None:
         strategies=None if args.strategies == "config" else args.strategies
     )
     quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
-    config = dataclasses.replace(config, spark=quiet)
+    config = config.replace(spark=quiet)
     if args.plan_only:
-        config = dataclasses.replace(config, scenarios=())
+        config = config.replace(scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
     out_job, out_floor = str(args.work / "out-job"), str(args.work / "out-floor")
@@ -288,8 +289,8 @@ def main(argv: list[str] | None = None) -> None:
         write(generate(2_000, args.seed), warm, files=4)
         (warm / "_SUCCESS").touch()
     warm_manifest = run(spark, str(warm), out_job, config, report=False).to_json()
-    floor(spark, str(warm), out_floor, warm_manifest["output_rows"], config.strategies,
-          config.output_files)  # fmt: skip
+    floor(spark, str(warm), out_floor, warm_manifest["output_rows"], config.planner.strategies,
+          config.execution.output_files)  # fmt: skip
 
     job_times: list[float] = []
     floor_times: list[float] = []
@@ -299,8 +300,8 @@ def main(argv: list[str] | None = None) -> None:
         manifest = run(spark, str(estate), out_job, config, report=False).to_json()
         job_times.append(time.monotonic() - t)
         t = time.monotonic()
-        floor(spark, str(estate), out_floor, manifest["output_rows"], config.strategies,
-              config.output_files)  # fmt: skip
+        floor(spark, str(estate), out_floor, manifest["output_rows"], config.planner.strategies,
+              config.execution.output_files)  # fmt: skip
         floor_times.append(time.monotonic() - t)
         print(f"run {i + 1}: job {job_times[-1]:.1f} s, floor {floor_times[-1]:.1f} s", flush=True)
     job, flo = statistics.median(job_times), statistics.median(floor_times)
@@ -308,9 +309,9 @@ def main(argv: list[str] | None = None) -> None:
         "groups": manifest["groups"],
         "input_rows": manifest["input_rows"],
         "output_rows": manifest["output_rows"],
-        "strategies": list(config.strategies),
+        "strategies": list(config.planner.strategies),
         "offsets": args.offsets,
-        "scenarios": list(config.scenarios),
+        "scenarios": list(config.planner.scenarios),
         "job_seconds": [round(x, 2) for x in job_times],
         "floor_seconds": [round(x, 2) for x in floor_times],
         "job_median": round(job, 2),

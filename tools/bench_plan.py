@@ -50,7 +50,8 @@ from jobs.plan.udf import (
     PlanContext,
     plan_bucket,
 )
-from jobs.settings.config import PlannerConfig
+from jobs.settings.model import PlannerSection
+from jobs.settings.run import RunSettings
 from tools import sample_estate
 
 ESTATES = ("big-owned", "big-fresh", "estate", "estate-load")
@@ -126,16 +127,20 @@ def bucket_input(tables: Tables) -> pd.DataFrame:
 
 def context(estate: str, tables: Tables, catalog: dict[str, TopicStatus], by: str) -> PlanContext:
     if estate.startswith("big"):
-        return PlanContext(BIG_STRATEGIES, "current_assignment" in tables, whatif=None)
-    strategies = PlannerConfig.strategies
+        return PlanContext(
+            RunSettings.of(BIG_STRATEGIES, "current_assignment" in tables, whatif=None)
+        )
+    strategies = PlannerSection.strategies
     return PlanContext(
-        tuple(s for s in strategies if s != "elected"),
-        True,
-        plan_elected="elected" in strategies,
-        has_offsets="offsets" in tables,
-        has_weights=estate == "estate-load" and any(s.weights for s in catalog.values()),
-        balance_by=by,
-        whatif=None,
+        RunSettings.of(
+            tuple(s for s in strategies if s != "elected"),
+            True,
+            plan_elected="elected" in strategies,
+            has_offsets="offsets" in tables,
+            has_weights=estate == "estate-load" and any(s.weights for s in catalog.values()),
+            balance_by=by,
+            whatif=None,
+        )
     )
 
 

@@ -29,10 +29,10 @@ from assignors.planner import GroupPlan, group_load, plan_group
 from assignors.racks import replica_racks_by_partition
 from assignors.whatif.group import WhatIfSettings, group_whatif, strategy_plans
 from assignors.whatif.simulation import SCENARIOS, scenario_costs
-from jobs.settings.config import PlannerConfig
+from jobs.settings.model import PlannerSection
 from tools.sample_estate import generate
 
-STRATEGIES = PlannerConfig.strategies  # the shipped default seven
+STRATEGIES = PlannerSection.strategies  # the shipped default seven
 
 Planned = tuple[GroupSpec, GroupPlan, dict[Any, int | None] | None]
 

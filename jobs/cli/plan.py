@@ -35,10 +35,11 @@ from jobs.cli.exit_codes import (  # noqa: F401
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 from jobs.output.lock import check_free
-from jobs.plan.pipeline import check_strategies, run
+from jobs.plan.pipeline import run
 from jobs.plan.session import build_session
 from jobs.plan.summary import format_summary
-from jobs.settings.config import ConfigError, PlannerConfig, load_config, session_error, valid_ds
+from jobs.settings.config import ConfigError, PlannerConfig, session_error, valid_ds
+from jobs.settings.run import load_settings
 from jobs.tables.schemas import SchemaError
 
 log = logging.getLogger("planner")
@@ -163,8 +164,7 @@ def _check_before_spark(output_dir: str, config: PlannerConfig) -> None:
 
 def _plan(args: argparse.Namespace) -> int:
     try:
-        config = load_config(args.config, args.strategies)
-        check_strategies(config)
+        config, settings = load_settings(args.config, args.strategies)
     except ConfigError as exc:
         log.error("configuration error: %s", exc)
         return exit_code_of(exc)
@@ -193,6 +193,7 @@ def _plan(args: argparse.Namespace) -> int:
             ds=args.ds,
             force=args.force,
             report=args.report,
+            settings=settings,
         )
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)

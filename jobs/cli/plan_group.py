@@ -33,11 +33,11 @@ from jobs.plan.one_group import (
     GroupResult,
     member_rows,
     plan_one,
-    run_settings,
     table_rows,
     topic_catalog,
 )
-from jobs.settings.config import ConfigError, load_config
+from jobs.settings.config import ConfigError
+from jobs.settings.run import load_settings
 from jobs.tables import group_read
 from jobs.tables.group_view import build_view, compact, render
 
@@ -108,7 +108,7 @@ def read_group(
     args: argparse.Namespace, changes: list[Change]
 ) -> tuple[GroupResult, dict[str, Any]]:
     """Plan the group; the result and the extra topics' metadata the changes name."""
-    config = load_config(args.config, args.strategies)
+    _, settings = load_settings(args.config, args.strategies)
     paths = group_read.check_input(args.input)
     gid = args.group
     by_group = ds.field("group_id") == gid
@@ -133,8 +133,7 @@ def read_group(
                 wanted.update(resolver(m["topic_pattern"]) if m.get("topic_pattern") else ())
     topic_rows = group_read.read_topics(paths, wanted)
     catalog, _ = topic_catalog(topic_rows)
-    settings = run_settings(
-        config,
+    settings = settings.for_inputs(
         has_current_assignment=paths["current_assignment"] is not None,
         has_offsets=paths["offsets"] is not None,
         has_weights=_has_weights(paths),

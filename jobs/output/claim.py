@@ -26,7 +26,7 @@ from jobs.output.swap import (
     place_of,
     uri_of,
 )
-from jobs.settings.limits import DEFAULT_LEASE_S
+from jobs.settings.model import DEFAULT_LEASE_S
 from jobs.tables.manifest import MANIFEST_FILE
 
 log = logging.getLogger("planner")

@@ -21,7 +21,7 @@ from typing import Any
 
 from jobs.fs import LocalFs
 from jobs.output.swap import LOCK, OutputError, OutputLocked, Target
-from jobs.settings.limits import DEFAULT_LEASE_S
+from jobs.settings.model import DEFAULT_LEASE_S
 
 log = logging.getLogger("planner")
 RENEW = LOCK + "-renew-"  # the renewed lock's text before it replaces the lock

@@ -36,23 +36,12 @@ import pandas as pd
 from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
 from assignors.whatif.lookalike import process_memo
+from jobs.settings.run import GuardSettings as GuardSettings  # declared with the settings
 
 # The name the job's log lines (and a log filter) know its warnings by.
 log = logging.getLogger("jobs.guard")
 POLL_S = 0.2  # how often the parent looks at the child's memory while it waits
 _PAGE = os.sysconf("SC_PAGE_SIZE") if hasattr(os, "sysconf") else 4096
-
-
-@dataclass(frozen=True)
-class GuardSettings:
-    """`[execution] group_timeout_s` and `group_memory_mb`; 0 turns a limit off."""
-
-    timeout_s: float = 60.0
-    memory_mb: int = 2048
-
-    @property
-    def enabled(self) -> bool:
-        return hasattr(os, "fork") and (self.timeout_s > 0 or self.memory_mb > 0)
 
 
 @dataclass(frozen=True)

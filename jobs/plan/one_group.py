@@ -2,7 +2,7 @@
 
 `plan_one` plans a group with the pure core: `build_group` -> `group_load` -> `plan_group` ->
 `group_whatif`. The estate job's UDF (`jobs.plan.udf`) calls it for each group of a bucket; the
-terminal calls it with the same settings derived from the same config (`run_settings`), and
+terminal calls it with the same settings built from the same config (`RunSettings`), and
 `table_rows` turns the result into the rows the job writes for that group, through the job's
 own row format (`jobs.tables.rows`: encoded as the UDF encodes them, decoded as the job's
 writers decode them), so that the two agree row for row (an end-to-end test compares them on
@@ -13,14 +13,13 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Protocol
+from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
 
 from assignors.analysis.load import OffsetRow
 from assignors.catalog.catalog import StrategyCatalog
-from assignors.catalog.registry import ELECTED, UnknownStrategyError, canonical_name, resolve
 from assignors.inputs.patterns import PatternResolver
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import (
@@ -35,80 +34,12 @@ from assignors.inputs.validation import (
 from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import Problem
-from assignors.whatif.group import GroupWhatIf, WhatIfSettings, group_whatif
-from jobs.settings.config import ConfigError, PlannerConfig
+from assignors.whatif.group import GroupWhatIf, group_whatif
+from jobs.settings.run import RunSettings
 from jobs.tables import contract
 from jobs.tables.rows import SmallRows, decode_assignments, decode_rows
 
 Row = dict[str, Any]
-
-
-def whatif_settings(config: PlannerConfig) -> WhatIfSettings:
-    """The what-if settings of the config, `recommend_from` as protocol names.
-
-    A `recommend_from` entry is a built-in strategy (protocol or Kafka class name, `balanced`
-    included) or a plugin configured in `strategies` (by class path or protocol name); any
-    other name is a ConfigError. A candidate the run does not plan is never recommended.
-    """
-    plugins: dict[str, str] = {}
-    for name in config.strategies:
-        if name != ELECTED and canonical_name(name) is None:
-            try:
-                protocol = resolve(name)[0]
-            except UnknownStrategyError as exc:
-                raise ConfigError(str(exc)) from exc
-            plugins[name.strip()] = plugins[protocol] = protocol
-    candidates = []
-    for name in config.recommend_from:
-        found = canonical_name(name) or plugins.get(name.strip())
-        if found is None:
-            raise ConfigError(
-                f"recommend_from: {name!r} is neither a built-in strategy nor a plugin"
-                " configured in strategies"
-            )
-        candidates.append(found)
-    return WhatIfSettings(
-        scenarios=config.scenarios,
-        max_members=config.scenario_max_members,
-        max_partitions=config.scenario_max_partitions,
-        recommend_from=tuple(dict.fromkeys(candidates)),
-    )
-
-
-@dataclass(frozen=True)
-class RunSettings:
-    """What the job's `PlanContext` holds for a run, built from the same config."""
-
-    catalog: StrategyCatalog
-    whatif: WhatIfSettings
-    balance_by: str
-    has_current_assignment: bool
-    has_offsets: bool
-    has_weights: bool
-
-
-def run_settings(
-    config: PlannerConfig, has_current_assignment: bool, has_offsets: bool, has_weights: bool
-) -> RunSettings:
-    """The strategies as the job resolves them (a ConfigError for a typo or a plugin that
-    cannot load), `elected` planned when the config lists it."""
-    names = [s for s in config.strategies if s != ELECTED]
-    if ELECTED in config.strategies:
-        names.append(ELECTED)
-    try:
-        catalog = StrategyCatalog.build(
-            names, config.default_assignment_strategies, config.group_consumer_assignors
-        )
-    except UnknownStrategyError as exc:
-        raise ConfigError(str(exc)) from exc
-    return RunSettings(
-        catalog,
-        whatif_settings(config),
-        config.balance_by,
-        has_current_assignment,
-        has_offsets,
-        has_weights,
-    )
 
 
 # `topic_partitions` as the catalog reads it (`jobs.tables.group_read` reads it so too).
@@ -203,31 +134,13 @@ class GroupResult:
     lags: Mapping[tuple[str, int], int | None] | None = None  # the group's, with offsets
 
 
-class Settings(Protocol):
-    """What planning a group reads of a run: `RunSettings` here, `jobs.plan.udf.PlanContext` in
-    the job."""
-
-    @property
-    def catalog(self) -> StrategyCatalog: ...
-    @property
-    def whatif(self) -> WhatIfSettings | None: ...
-    @property
-    def balance_by(self) -> str: ...
-    @property
-    def has_current_assignment(self) -> bool: ...
-    @property
-    def has_offsets(self) -> bool: ...
-    @property
-    def has_weights(self) -> bool: ...
-
-
 def plan_one(
     group_id: str,
     members: Sequence[MemberRow],
     owned: Iterable[OwnedRow],
     offsets: Sequence[OffsetRow],
     catalog: Mapping[str, TopicStatus],
-    settings: Settings,
+    settings: RunSettings,
     resolve_pattern: PatternResolver | None = None,
     *,
     planned: StrategyCatalog | None = None,

@@ -17,19 +17,15 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
 
-from assignors.catalog.catalog import StrategyCatalog, server_assignor_list
 from assignors.catalog.registry import (
-    ELECTED,
     UnknownStrategyError,
-    canonical_name,
     resolve,
 )
 from assignors.inputs.validation import TopicStatus
 from assignors.problems import Problem
 from jobs import fs, output
 from jobs.output import assignment_files, payload_files
-from jobs.plan.guard import GuardSettings
-from jobs.plan.one_group import catalog_of, whatif_settings
+from jobs.plan.one_group import catalog_of
 from jobs.plan.summary import strategy_summary, whatif_summary
 from jobs.plan.udf import (
     COMPILED,
@@ -46,6 +42,7 @@ from jobs.plan.udf import (
     reason_key,
 )
 from jobs.settings.config import ConfigError, PlannerConfig
+from jobs.settings.run import RunSettings
 from jobs.tables import contract
 from jobs.tables.inputs import read_inputs
 from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
@@ -109,24 +106,6 @@ def version() -> str:
         return _v("kafka-assignment-planner")
     except Exception:
         return "0.1.0"
-
-
-def check_strategies(config: PlannerConfig) -> list[str]:
-    """Resolve every configured strategy now, so a typo or a broken plugin stops the job
-    before planning; returns the protocol names (the `strategy` column values).
-
-    The strategy catalog is the one home of these rules (unknown names, plugins that cannot
-    load, two names for one protocol, default strategies that are not client-side)."""
-    try:
-        catalog = StrategyCatalog.build(
-            config.strategies,
-            config.default_assignment_strategies,
-            config.group_consumer_assignors,
-        )
-    except UnknownStrategyError as exc:
-        raise ConfigError(str(exc)) from exc
-    whatif_settings(config)  # recommend_from too: a typo there stops the job now
-    return catalog.protocols
 
 
 def check_plugins_on_executors(spark: SparkSession, names: list[str]) -> None:
@@ -293,19 +272,22 @@ def run(
     *,
     force: bool = False,
     report: bool = True,
+    settings: RunSettings | None = None,
 ) -> Manifest:
     """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
 
+    `settings`: the run's, when the caller built them from `config` already.
     Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
     """
     started = time.monotonic()
     clock = _Laps(started)
-    protocols = check_strategies(config)
+    settings = RunSettings.from_config(config) if settings is None else settings
+    protocols = settings.catalog.protocols
     check_plugins_on_executors(
-        spark, [n for n in config.strategies if n != ELECTED and canonical_name(n) is None]
+        spark, [s.name for s in settings.catalog.strategies if not s.builtin]
     )
     output_dir = output.normalize(output_dir)
-    with output.claim(spark, output_dir, input_dir, force, config.lock_lease_s) as target:
+    with output.claim(spark, output_dir, input_dir, force, config.output.lock_lease_s) as target:
         log.info("reading inputs from %s", input_dir)
         tables = read_inputs(spark, input_dir)
         topic_partitions = tables[TOPIC_PARTITIONS.name]
@@ -318,7 +300,7 @@ def run(
             n: rows for (n, _), rows in zip(present, counts_read, strict=True)
         }
         clock.lap("read")
-        buckets = config.buckets or default_buckets(
+        buckets = config.execution.buckets or default_buckets(
             input_rows[SUBSCRIPTIONS.name] or 0, spark.sparkContext.defaultParallelism
         )
         log.info(
@@ -336,7 +318,8 @@ def run(
                 wide = _planned(
                     spark,
                     tables,
-                    config,
+                    settings,
+                    config.execution.output_files,
                     buckets,
                     lambda: catalog_bc.value,
                     topic_problems,
@@ -347,7 +330,7 @@ def run(
                     wide,
                     tmp,
                     rows_dir,
-                    config.output_files,
+                    config.execution.output_files,
                     clock,
                     started,
                     topic_problems,
@@ -584,7 +567,8 @@ def _report_page(
 def _planned(
     spark: SparkSession,
     tables: dict[str, DataFrame | None],
-    config: PlannerConfig,
+    settings: RunSettings,
+    output_files: int,
     buckets: int,
     catalog_value: Callable[[], dict[str, TopicStatus]],
     topic_problems: list[Problem],
@@ -597,18 +581,13 @@ def _planned(
     current = tables[CURRENT_ASSIGNMENT.name]
     offsets = tables[OFFSETS.name]
     ctx = PlanContext(
-        strategies=tuple(s for s in config.strategies if s != ELECTED),
-        has_current_assignment=current is not None,
-        plan_elected=ELECTED in config.strategies,
-        default_strategies=config.default_assignment_strategies,
-        has_offsets=offsets is not None,
-        has_weights=has_weights(catalog_value()),
-        balance_by=config.balance_by,
-        whatif=whatif_settings(config),
-        guard=GuardSettings(config.group_timeout_s, config.group_memory_mb),
-        server_assignors=server_assignor_list(config.group_consumer_assignors),
+        settings.for_inputs(
+            has_current_assignment=current is not None,
+            has_offsets=offsets is not None,
+            has_weights=has_weights(catalog_value()),
+        ),
         rows_dir=rows_dir,
-        output_files=None if rows_dir is None else config.output_files,
+        output_files=None if rows_dir is None else output_files,
     )
     members, partitions = planner_input(subscriptions, current, buckets, offsets)
 

@@ -11,7 +11,6 @@ Spark path with it.
 
 from __future__ import annotations
 
-import dataclasses
 import gc
 import importlib.machinery
 import json
@@ -32,8 +31,6 @@ import pyarrow as pa
 import assignors.planner
 from assignors import progress
 from assignors.analysis.load import OffsetRow, offsets_unknown_group_problem
-from assignors.catalog.catalog import ELECTED, KAFKA_DEFAULT_STRATEGIES, StrategyCatalog
-from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS
 from assignors.inputs.patterns import PatternResolver
 from assignors.inputs.validation import (
     MemberRow,
@@ -51,11 +48,12 @@ from assignors.planner import (
     internal_error,
 )
 from assignors.problems import ERROR, Problem
-from assignors.whatif.group import GroupWhatIf, WhatIfSettings
+from assignors.whatif.group import GroupWhatIf
 from jobs.output.assignment_files import FILE_INDEX, runs, whole_file
 from jobs.output.spark_layout import spark_file_index
-from jobs.plan.guard import GuardSettings, guarded
+from jobs.plan.guard import guarded
 from jobs.plan.one_group import plan_one
+from jobs.settings.run import RunSettings
 from jobs.tables.contract import ASSIGNMENTS
 from jobs.tables.rows import (
     KIND_ASSIGNMENT,
@@ -71,8 +69,6 @@ from jobs.tables.rows import (
     json_payload,
 )
 
-DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every PlanContext
-DEFAULT_GUARD = GuardSettings()
 INPUT_COLUMNS = (
     "kind",
     "group_id",
@@ -108,30 +104,10 @@ PARTITION_INPUT_COLUMNS = (
 @dataclass(frozen=True)
 class PlanContext:
     """What every bucket needs; pickled once per task (the topic catalog travels as a
-    broadcast).
+    broadcast). `settings` are the run's, built once on the driver (its strategy catalog
+    included) and shipped as they are."""
 
-    `strategies` are names as configured (protocol, Kafka class or plugin path), `elected`
-    excluded: `plan_elected` says whether the pseudo-strategy is planned too. `catalog`, the
-    `StrategyCatalog` built from them, is resolved here, on the driver, and shipped as it is.
-    """
-
-    strategies: tuple[str, ...]
-    has_current_assignment: bool
-    plan_elected: bool = False
-    default_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
-    catalog: StrategyCatalog = field(init=False, repr=False, compare=False)
-    # load: an `offsets` table was given (else every lag is null); the input has
-    # weights (else every weight column is null); what `balanced` balances
-    has_offsets: bool = False
-    has_weights: bool = False
-    balance_by: str = "count"
-    # What-if rebalances and recommendations of every planned group (the config's defaults
-    # unless given); None: neither table.
-    whatif: WhatIfSettings | None = DEFAULT_WHATIF
-    # The per-group time and memory guard of the executors (`jobs.plan.guard`).
-    guard: GuardSettings = DEFAULT_GUARD
-    # KIP-848: the broker's `group.consumer.assignors` (config `group_consumer_assignors`)
-    server_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
+    settings: RunSettings
     # A directory every worker can write (a local output's temporary directory): each bucket
     # writes its assignment rows there as one Parquet file (`rows_file`) instead of returning
     # them through Arrow to the JVM. None: they travel in the UDF's frame.
@@ -140,21 +116,6 @@ class PlanContext:
     # the `assignments` file it belongs in, the rows of one file in row groups of their own, so
     # that the task writing that file reads only its rows (`jobs.output.assignment_files`).
     output_files: int | None = None
-
-    def __post_init__(self) -> None:
-        names = (*self.strategies, *((ELECTED,) if self.plan_elected else ()))
-        catalog = StrategyCatalog.build(names, self.default_strategies, self.server_assignors)
-        object.__setattr__(self, "catalog", catalog)
-
-    def without(self, left_out: frozenset[str]) -> PlanContext:
-        """This context without the strategies `left_out` (protocol names, `elected`)."""
-        names = tuple(s.name for s in self.catalog.strategies if s.protocol not in left_out)
-        elected = self.plan_elected and ELECTED not in left_out
-        return dataclasses.replace(self, strategies=names, plan_elected=elected)
-
-    def is_builtin(self, label: str) -> bool:
-        """Whether the strategy planned under `label` is the planner's own (not a plugin)."""
-        return all(s.builtin for s in self.catalog.strategies if s.protocol == label)
 
 
 def _nullable(col: pd.Series) -> list[Any]:
@@ -331,7 +292,7 @@ def plan_bucket(
     and the columns its kinds use: `MEMBER_INPUT_COLUMNS`, `PARTITION_INPUT_COLUMNS`); returns
     the wide output frame.
 
-    `catalog` is the topic catalog; the strategies come from `ctx.catalog`. A bug that
+    `catalog` is the topic catalog; the strategies come from `ctx.settings.catalog`. A bug that
     escapes the planner for one group becomes that group's INTERNAL_ERROR row; the other
     groups of the bucket are still planned. `isolate_interrupts` is set on the executors
     only (see `plan_group`). `offsets` rows travel with their group's members (one shuffle):
@@ -380,7 +341,7 @@ def _plan_bucket(
     named: dict[str, list[MemberRow]] = {g: rows for g, rows in members.items() if g is not None}
     for gid in sorted(named):
         group_offsets = offsets.pop(gid, [])
-        planned = ctx.without(left_out[gid]).catalog if gid in left_out else None
+        planned = ctx.settings.without(left_out[gid]).catalog if gid in left_out else None
         clock.enter(VALIDATE)
         try:
             result = plan_one(
@@ -389,7 +350,7 @@ def _plan_bucket(
                 owned.pop(gid, ()),
                 group_offsets,
                 catalog,
-                ctx,
+                ctx.settings,
                 resolve_pattern,
                 planned=planned,
                 isolate_interrupts=isolate_interrupts,
@@ -741,7 +702,7 @@ def _run_bucket(
             frames, catalog, ctx, True, left_out, PhaseClock(), timing_row=True, rows_file=to
         )
 
-    frame, failures = guarded(plan, ctx.guard, ctx.is_builtin)
+    frame, failures = guarded(plan, ctx.settings.guard, ctx.settings.is_builtin)
     if not failures:
         return frame
     return _concat_frames(frame, problems_frame(failures, tally=True))

@@ -1,8 +1,11 @@
 """Planner configuration: conf/planner.toml, overridden by CLI flags.
 
-A typo never passes silently: an unknown section or key is a ConfigError naming it and the
+The settings are declared in `jobs.settings.model`; this module reads a file into them. A
+typo never passes silently: an unknown section or key is a ConfigError naming it and the
 known ones. Every problem of a config is found in one reading, and one ConfigError names them
-all (unknown keys, wrong types, values out of range), so a config is fixed in one round.
+all (unknown keys, wrong types, values out of range), each by its key, so a config is fixed
+in one round. What the strategies resolve to (plugins, `recommend_from`) is checked with
+them, in `jobs.settings.run`.
 
 A custom config's `[spark]` table is merged over the shipped defaults; nested tables
 (`[spark.sql]`) are flattened to dotted property names; the common typed Spark properties
@@ -12,53 +15,41 @@ would refuse.
 
 from __future__ import annotations
 
+import dataclasses
 import datetime as dt
 import difflib
 import re
 import tomllib
-from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, TypeVar
 
-from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
-from assignors.planner import BALANCE_BY
-from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
-from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
-from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS, check_scenarios
-from jobs.settings import limits
-from jobs.settings.limits import DEFAULT_LEASE_S
+from jobs.settings.model import (
+    KNOWN_KEYS,
+    SECTIONS,
+    SPARK,
+    CapacitySection,
+    ExecutionSection,
+    OutputSection,
+    PlannerSection,
+    Section,
+    SettingsError,
+    specs,
+)
 
 DEFAULT_CONFIG = Path(__file__).resolve().parents[2] / "conf" / "planner.toml"
 
-# The known keys of each section. A feature with a new setting adds its key here.
-KNOWN_KEYS: dict[str, tuple[str, ...]] = {
-    "planner": (
-        "strategies",
-        "default_assignment_strategies",
-        "balance_by",
-        # what-if rebalances and recommendations (docs/whatif.md)
-        "scenarios",
-        "scenario_max_members",
-        "scenario_max_partitions",
-        "recommend_from",
-        # KIP-848: the broker's `group.consumer.assignors` (the first is the default)
-        "group_consumer_assignors",
-    ),
-    "execution": ("buckets", "output_files", "group_timeout_s", "group_memory_mb"),
-    "output": ("lock_lease_s",),
-    "spark": (),  # any Spark property
-}
+__all__ = ["DEFAULT_CONFIG", "KNOWN_KEYS", "ConfigError", "PlannerConfig", "load_config"]
+
+
+S = TypeVar("S", bound=Section)
 
 
 class ConfigError(ValueError):
     """An unreadable or invalid configuration; the job stops before planning."""
 
 
-T = TypeVar("T")
-
-
-class _Problems:
+class Problems:
     """The problems of one config, gathered as it is read: each failed check records its
     message and reading goes on with the setting's default."""
 
@@ -68,13 +59,6 @@ class _Problems:
 
     def add(self, message: str) -> None:
         self.found.append(message)
-
-    def check(self, read: Callable[[], T], fallback: T) -> T:
-        try:
-            return read()
-        except ConfigError as exc:
-            self.add(str(exc))
-            return fallback
 
     def raise_any(self) -> None:
         """One ConfigError naming every problem (a single one keeps its own message)."""
@@ -88,93 +72,61 @@ class _Problems:
             raise ConfigError(f"{self.src}: {len(self.found)} problems: {listed}")
 
 
+# Which section declares each key (the keys are unique across sections).
+_SECTION_OF: dict[str, str] = {key: section for section, keys in KNOWN_KEYS.items() for key in keys}
+assert len(_SECTION_OF) == sum(len(k) for k in KNOWN_KEYS.values()), "a key in two sections"
+
+
 @dataclass(frozen=True)
 class PlannerConfig:
-    # The defaults are conf/planner.toml's values (a test keeps them equal): what a run gets
-    # for a key its config leaves out, and what a config-less caller gets.
-    strategies: tuple[str, ...] = (
-        "range",
-        "roundrobin",
-        "sticky",
-        "cooperative-sticky",
-        "uniform",
-        "balanced",
-        "elected",
-    )
-    default_assignment_strategies: tuple[str, ...] = KAFKA_DEFAULT_STRATEGIES
-    buckets: int = 0
-    output_files: int = 2
+    """A config as read: one checked object per section (`jobs.settings.model`), the
+    `[spark]` properties and the file it came from. Without arguments: the declared
+    defaults, which the shipped conf/planner.toml repeats (a test keeps them equal)."""
+
+    planner: PlannerSection = field(default_factory=PlannerSection)
+    execution: ExecutionSection = field(default_factory=ExecutionSection)
+    output: OutputSection = field(default_factory=OutputSection)
+    capacity: CapacitySection = field(default_factory=CapacitySection)
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
-    # what the `balanced` strategy balances: "count" | "weight" | "lag"
-    balance_by: str = "count"
-    # what-if rebalances and recommendations (docs/whatif.md)
-    scenarios: tuple[str, ...] = SCENARIOS
-    scenario_max_members: int = DEFAULT_MAX_MEMBERS
-    scenario_max_partitions: int = DEFAULT_MAX_PARTITIONS
-    recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
-    # the per-group guard of the executors (jobs/plan/guard.py); 0 turns a limit off
-    group_timeout_s: float = 60.0
-    group_memory_mb: int = 2048
-    # KIP-848: the broker's `group.consumer.assignors`; names are checked with the strategies
-    group_consumer_assignors: tuple[str, ...] = KAFKA_DEFAULT_SERVER_ASSIGNORS
-    # seconds a run's output lock may go unrenewed before another run may take it
-    lock_lease_s: int = DEFAULT_LEASE_S
+
+    def replace(self, **changes: Any) -> PlannerConfig:
+        """This config with settings changed by key (`strategies=...`, `buckets=...`, also
+        `spark` and `source`), each in the section that declares it, checked again."""
+        by_section: dict[str, dict[str, Any]] = {}
+        top: dict[str, Any] = {}
+        for key, value in changes.items():
+            if key in ("spark", "source"):
+                top[key] = value
+            elif key in _SECTION_OF:
+                by_section.setdefault(_SECTION_OF[key], {})[key] = value
+            else:
+                raise TypeError(f"no setting {key!r}; known: {', '.join(_SECTION_OF)}")
+        for name, values in by_section.items():
+            top[name] = dataclasses.replace(getattr(self, name), **values)
+        return dataclasses.replace(self, **top)
 
     def as_dict(self) -> dict[str, Any]:
-        return {
-            "strategies": list(self.strategies),
-            "default_assignment_strategies": list(self.default_assignment_strategies),
-            "buckets": self.buckets,
-            "output_files": self.output_files,
-            "spark": dict(self.spark),
-            "source": self.source,
-            "balance_by": self.balance_by,
-            "scenarios": list(self.scenarios),
-            "scenario_max_members": self.scenario_max_members,
-            "scenario_max_partitions": self.scenario_max_partitions,
-            "recommend_from": list(self.recommend_from),
-            "group_timeout_s": self.group_timeout_s,
-            "group_memory_mb": self.group_memory_mb,
-            "group_consumer_assignors": list(self.group_consumer_assignors),
-            "lock_lease_s": self.lock_lease_s,
-        }
-
-
-def _str_list(
-    table: dict[str, Any], key: str, default: tuple[str, ...], src: str
-) -> tuple[str, ...]:
-    value = table.get(key, list(default))
-    if not isinstance(value, list) or not all(isinstance(v, str) and v.strip() for v in value):
-        raise ConfigError(f"{src}: {key} must be a list of non-empty strings, got {value!r}")
-    return tuple(v.strip() for v in value)
-
-
-def _ranged(table: dict[str, Any], section: str, key: str, default: int, src: str) -> int:
-    """A numeric setting within its documented range (jobs/settings/limits.py)."""
-    try:
-        return limits.checked(table, section, key, default, src)
-    except ValueError as exc:
-        raise ConfigError(str(exc)) from None
+        """Every setting under its key (a flat mapping: the manifest's `config`), lists as
+        lists, then `spark` and `source`."""
+        out: dict[str, Any] = {}
+        for section in SECTIONS:
+            values = getattr(self, section.NAME)
+            for key, _ in specs(section):
+                value = getattr(values, key)
+                out[section.FLAT_PREFIX + key] = list(value) if isinstance(value, tuple) else value
+        return {**out, "spark": dict(self.spark), "source": self.source}
 
 
 def _shipped_tables(cfg_path: Path) -> dict[str, Any]:
     """The shipped conf/planner.toml's tables, under a custom config's: a key the custom
-    config leaves out keeps the shipped value (one home for the defaults)."""
+    config leaves out keeps the shipped value."""
     if cfg_path.resolve() == DEFAULT_CONFIG.resolve() or not DEFAULT_CONFIG.is_file():
         return {}
     try:
         return tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
     except (OSError, tomllib.TOMLDecodeError):
-        return {}  # only a broken installation: the dataclass defaults (the same values) apply
-
-
-def _balance_by(table: dict[str, Any], src: str) -> str:
-    value = table.get("balance_by", "count")
-    if value not in BALANCE_BY:
-        choices = ", ".join(repr(b) for b in BALANCE_BY)
-        raise ConfigError(f"{src}: planner.balance_by must be one of {choices}, got {value!r}")
-    return str(value)
+        return {}  # only a broken installation: the declared defaults (the same values) apply
 
 
 def _did_you_mean(name: str, known: list[str]) -> str:
@@ -184,12 +136,12 @@ def _did_you_mean(name: str, known: list[str]) -> str:
 
 def check_keys(data: dict[str, Any], src: str) -> None:
     """Refuse unknown sections and keys: a misspelt setting would otherwise be ignored."""
-    problems = _Problems(src)
+    problems = Problems(src)
     _check_keys(data, problems)
     problems.raise_any()
 
 
-def _check_keys(data: dict[str, Any], problems: _Problems) -> dict[str, dict[str, Any]]:
+def _check_keys(data: dict[str, Any], problems: Problems) -> dict[str, dict[str, Any]]:
     """Record every unknown section and key; the known sections that are tables."""
     src, sections = problems.src, list(KNOWN_KEYS)
     tables: dict[str, dict[str, Any]] = {}
@@ -206,7 +158,7 @@ def _check_keys(data: dict[str, Any], problems: _Problems) -> dict[str, dict[str
             continue
         tables[name] = value
         known = list(KNOWN_KEYS[name])
-        if name == "spark":
+        if name == SPARK:
             continue
         for key in value:
             if key not in known:
@@ -218,7 +170,7 @@ def _check_keys(data: dict[str, Any], problems: _Problems) -> dict[str, dict[str
 
 
 def flatten_spark(
-    table: dict[str, Any], src: str, prefix: str = "", problems: _Problems | None = None
+    table: dict[str, Any], src: str, prefix: str = "", problems: Problems | None = None
 ) -> dict[str, str]:
     """`[spark]` as Spark property names and string values: nested tables (`[spark.sql]`, or
     dotted keys) become dotted names, and every name starts with `spark.`. With `problems`,
@@ -278,16 +230,12 @@ def spark_property_problem(name: str, value: str) -> str | None:
     return None
 
 
-def _spark_properties(spark: dict[str, Any], problems: _Problems, path: Path) -> dict[str, str]:
+def _spark_properties(
+    spark: dict[str, Any], shipped: dict[str, Any], problems: Problems
+) -> dict[str, str]:
     """The shipped defaults' [spark] with this config's over them, each value checked."""
     src = problems.src
-    merged: dict[str, str] = {}
-    if path.resolve() != DEFAULT_CONFIG.resolve() and DEFAULT_CONFIG.is_file():
-        try:
-            defaults = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
-        except (OSError, tomllib.TOMLDecodeError):
-            defaults = {}  # only a broken installation: the custom config still applies
-        merged.update(flatten_spark(defaults.get("spark", {}), str(DEFAULT_CONFIG)))
+    merged = flatten_spark(shipped.get(SPARK, {}), str(DEFAULT_CONFIG))
     merged.update(flatten_spark(spark, src, problems=problems))
     for name, value in merged.items():
         wanted = spark_property_problem(name, value)
@@ -297,7 +245,18 @@ def _spark_properties(spark: dict[str, Any], problems: _Problems, path: Path) ->
 
 
 def load_config(path: str | Path | None = None, strategies: str | None = None) -> PlannerConfig:
-    """Read the TOML config (the repo's conf/planner.toml by default) and apply CLI overrides."""
+    """Read the TOML config (the repo's conf/planner.toml by default) and apply CLI overrides
+    (`--strategies`); one ConfigError names every problem."""
+    config, problems = read_config(path, strategies)
+    problems.raise_any()
+    return config
+
+
+def read_config(
+    path: str | Path | None = None, strategies: str | None = None
+) -> tuple[PlannerConfig, Problems]:
+    """The config (a bad value replaced by its default) and its problems, for a caller that
+    checks more before it reports them all; ConfigError when the file cannot be read."""
     cfg_path = Path(path) if path is not None else DEFAULT_CONFIG
     src = str(cfg_path)
     try:
@@ -306,117 +265,38 @@ def load_config(path: str | Path | None = None, strategies: str | None = None) -
         raise ConfigError(f"cannot read config {src}: {exc.strerror or exc}") from exc
     except tomllib.TOMLDecodeError as exc:
         raise ConfigError(f"config {src} is not valid TOML: {exc}") from exc
-    problems = _Problems(src)
+    problems = Problems(src)
     tables = _check_keys(data, problems)
     shipped = _shipped_tables(cfg_path)
-    planner = {**shipped.get("planner", {}), **tables.get("planner", {})}
-    execution = {**shipped.get("execution", {}), **tables.get("execution", {})}
-    output = {**shipped.get("output", {}), **tables.get("output", {})}
-    chosen = _strategies(planner, strategies, problems)
-    ranged = _ranges(problems, execution=execution, output=output, planner=planner)
-    config = PlannerConfig(
-        strategies=chosen,
-        default_assignment_strategies=problems.check(
-            lambda: _str_list(
-                planner,
-                "default_assignment_strategies",
-                PlannerConfig.default_assignment_strategies,
-                src,
-            ),
-            PlannerConfig.default_assignment_strategies,
-        ),
-        buckets=ranged("execution", "buckets", PlannerConfig.buckets),
-        output_files=ranged("execution", "output_files", PlannerConfig.output_files),
-        spark=_spark_properties(tables.get("spark", {}), problems, cfg_path),
-        source=src,
-        balance_by=problems.check(lambda: _balance_by(planner, src), PlannerConfig.balance_by),
-        group_consumer_assignors=problems.check(
-            lambda: _str_list(
-                planner, "group_consumer_assignors", KAFKA_DEFAULT_SERVER_ASSIGNORS, src
-            ),
-            KAFKA_DEFAULT_SERVER_ASSIGNORS,
-        ),
-        lock_lease_s=ranged("output", "lock_lease_s", PlannerConfig.lock_lease_s),
-        **_whatif_settings(planner, problems, ranged),
-        **_guard_settings(ranged),
-    )
-    problems.raise_any()
-    return config
-
-
-def _strategies(
-    planner: dict[str, Any], override: str | None, problems: _Problems
-) -> tuple[str, ...]:
-    """`planner.strategies`, or `--strategies` when given."""
-    src = problems.src
-    chosen = problems.check(
-        lambda: _str_list(planner, "strategies", PlannerConfig.strategies, src),
-        PlannerConfig.strategies,
-    )
-    if not chosen and override is None:
-        problems.add(f"{src}: planner.strategies is empty: name at least one strategy")
-        return PlannerConfig.strategies
-    if override is not None:
-        chosen = tuple(s.strip() for s in override.split(",") if s.strip())
-        if not chosen:
+    merged = {s.NAME: {**shipped.get(s.NAME, {}), **tables.get(s.NAME, {})} for s in SECTIONS}
+    if strategies is not None:
+        chosen = [s.strip() for s in strategies.split(",") if s.strip()]
+        if chosen:
+            merged[PlannerSection.NAME]["strategies"] = chosen
+        else:
             problems.add("--strategies names no strategy")
-            return PlannerConfig.strategies
-    if len(set(chosen)) != len(chosen):
-        problems.add(f"strategies are listed twice: {', '.join(chosen)}")
-    return chosen
+    config = PlannerConfig(
+        planner=_section(PlannerSection, merged, problems),
+        execution=_section(ExecutionSection, merged, problems),
+        output=_section(OutputSection, merged, problems),
+        capacity=_section(CapacitySection, merged, problems),
+        spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
+        source=src,
+    )
+    return config, problems
 
 
-def _ranges(problems: _Problems, **sections: dict[str, Any]) -> Callable[[str, str, int], int]:
-    """Reads a numeric setting of one of `sections`, recording a value out of its range."""
-
-    def ranged(section: str, key: str, default: int) -> int:
-        return problems.check(
-            lambda: _ranged(sections[section], section, key, default, problems.src), default
-        )
-
-    return ranged
-
-
-def _guard_settings(ranged: Callable[[str, str, int], int]) -> dict[str, Any]:
-    """The per-group guard's limits (jobs/plan/guard.py)."""
-    return {
-        "group_timeout_s": float(ranged("execution", "group_timeout_s", 60)),
-        "group_memory_mb": ranged("execution", "group_memory_mb", 2048),
-    }
-
-
-def _whatif_settings(
-    planner: dict[str, Any], problems: _Problems, ranged: Callable[[str, str, int], int]
-) -> dict[str, Any]:
-    """The what-if keys of [planner]: scenario names are checked here, before Spark starts;
-    `recommend_from` names are resolved with the strategies
-    (`jobs.plan.one_group.whatif_settings`)."""
-    src = problems.src
-    recommend_from: tuple[str, ...] = DEFAULT_RECOMMEND_FROM
-    value = planner.get("scenarios", list(SCENARIOS))
-    scenarios: tuple[str, ...] = PlannerConfig.scenarios
-    if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-        problems.add(f"{src}: scenarios must be a list of scenario names, got {value!r}")
-    else:
-        try:
-            scenarios = check_scenarios(v.strip() for v in value)
-        except ValueError as exc:
-            problems.add(f"{src}: scenarios: {exc}")
-    return {
-        "scenarios": scenarios,
-        "scenario_max_members": ranged("planner", "scenario_max_members", DEFAULT_MAX_MEMBERS),
-        "scenario_max_partitions": ranged(
-            "planner", "scenario_max_partitions", DEFAULT_MAX_PARTITIONS
-        ),
-        "recommend_from": tuple(
-            dict.fromkeys(
-                problems.check(
-                    lambda: _str_list(planner, "recommend_from", DEFAULT_RECOMMEND_FROM, src),
-                    recommend_from,
-                )
-            )
-        ),
-    }
+def _section(section: type[S], tables: dict[str, dict[str, Any]], problems: Problems) -> S:
+    """The section built from its table (unknown keys already recorded); every bad value is
+    recorded, and the section keeps its default for it."""
+    known = KNOWN_KEYS[section.NAME]
+    given = {k: v for k, v in tables[section.NAME].items() if k in known}
+    try:
+        return section(**given)
+    except SettingsError as exc:
+        for message in exc.problems.values():
+            problems.add(f"{problems.src}: {message}")
+        return section(**{k: v for k, v in given.items() if k not in exc.problems})
 
 
 _DS = re.compile(r"\d{4}-\d{2}-\d{2}")

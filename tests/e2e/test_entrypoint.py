@@ -47,7 +47,9 @@ def assignment_rows(spark, out: Path, strategy: str):  # type: ignore[no-untyped
 def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", WORKED["topics"], WORKED["members"])
     out = tmp_path / "out"
-    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "roundrobin")))
+    result = run(
+        spark, str(estate), str(out), PlannerConfig().replace(strategies=("range", "roundrobin"))
+    )
 
     range_expected = [
         ("two-topics", "c0", "t1", 0), ("two-topics", "c0", "t1", 1),
@@ -120,7 +122,9 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
 def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", WORKED["topics"], WORKED["members"])
     out = tmp_path / "out"
-    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "sticky")))
+    result = run(
+        spark, str(estate), str(out), PlannerConfig().replace(strategies=("range", "sticky"))
+    )
     phases = json.loads((out / "_manifest.json").read_text())["phases"]
     assert phases == result.phases
     assert list(result.phases["wall"]) == ["read", "plan", "write", "summary", "report"]
@@ -157,7 +161,7 @@ def test_movement_against_current_assignment(spark, tmp_path: Path) -> None:  # 
         ],
     )
     out = tmp_path / "out"
-    run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    run(spark, str(estate), str(out), PlannerConfig().replace(strategies=("range",)))
     rows = {
         r["partition"]: (r["member_id"], r["previous_member_id"])
         for r in spark.read.parquet(str(out / "assignments")).collect()
@@ -176,7 +180,7 @@ def test_broken_topic_rejects_only_its_subscribers(spark, tmp_path: Path) -> Non
         extra_partitions=[("gap", 2), ("neg", -1), ("neg", 0), ("ok", 1)],
     )
     out = tmp_path / "out"
-    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    result = run(spark, str(estate), str(out), PlannerConfig().replace(strategies=("range",)))
     rejected = {
         (r["group_id"], r["topic"], r["reason"], r["severity"])
         for r in spark.read.parquet(str(out / "rejected")).collect()
@@ -203,7 +207,7 @@ def read_all(spark, out: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def
 def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(150, seed=3, bad_rows=True), estate)
-    config = PlannerConfig(strategies=("range", "roundrobin"))
+    config = PlannerConfig().replace(strategies=("range", "roundrobin"))
     run(spark, str(estate), str(tmp_path / "a"), config)
     previous = spark.conf.get("spark.sql.shuffle.partitions")
     spark.conf.set("spark.sql.shuffle.partitions", "13")
@@ -212,7 +216,7 @@ def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_pat
             spark,
             str(estate),
             str(tmp_path / "b"),
-            PlannerConfig(strategies=("range", "roundrobin"), buckets=5),
+            PlannerConfig().replace(strategies=("range", "roundrobin"), buckets=5),
         )
     finally:
         spark.conf.set("spark.sql.shuffle.partitions", previous)
@@ -232,7 +236,7 @@ def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_pat
 def test_schema_errors_stop_before_writing(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", {"t": 1}, [member("g", "c", ["t"])])
     out = tmp_path / "out"
-    config = PlannerConfig(strategies=("range",))
+    config = PlannerConfig().replace(strategies=("range",))
     # wrong type: partition as string
     pq.write_table(
         pa.table({"topic": ["t"], "partition": ["0"]}),
@@ -265,7 +269,7 @@ def test_schema_errors_stop_before_writing(spark, tmp_path: Path) -> None:  # ty
 def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", {"t": 2}, [member("g", "c", ["t"])])
     out = tmp_path / "out"
-    run(spark, str(estate), str(out), PlannerConfig(strategies=("range",)))
+    run(spark, str(estate), str(out), PlannerConfig().replace(strategies=("range",)))
     before = sorted(p.relative_to(out) for p in out.rglob("*"))
 
     def fail(*args: Any, **kwargs: Any) -> None:
@@ -273,7 +277,7 @@ def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeyp
 
     monkeypatch.setattr(fs, "write_json", fail)
     with pytest.raises(OSError, match="disk full"):
-        run(spark, str(estate), str(out), PlannerConfig(strategies=("roundrobin",)))
+        run(spark, str(estate), str(out), PlannerConfig().replace(strategies=("roundrobin",)))
     assert sorted(p.relative_to(out) for p in out.rglob("*")) == before
     assert not list(tmp_path.glob(".out.__*"))
 
@@ -370,7 +374,9 @@ def test_bad_rows_become_rejected_rows(spark, tmp_path: Path) -> None:  # type: 
         (estate / name).mkdir(parents=True)
         pq.write_table(table, estate / name / "part-0.parquet")
     out = tmp_path / "out"
-    result = run(spark, str(estate), str(out), PlannerConfig(strategies=("range", "elected")))
+    result = run(
+        spark, str(estate), str(out), PlannerConfig().replace(strategies=("range", "elected"))
+    )
     rejected = {
         (r["group_id"], r["member_id"], r["severity"], r["reason"])
         for r in spark.read.parquet(str(out / "rejected")).collect()
@@ -428,5 +434,10 @@ def test_unreadable_or_mistyped_inputs_are_schema_errors(  # type: ignore[no-unt
     else:
         pq.write_table(pa.table(data), estate / table / "part-0.parquet")
     with pytest.raises(SchemaError, match=message):
-        run(spark, str(estate), str(tmp_path / "out"), PlannerConfig(strategies=("range",)))
+        run(
+            spark,
+            str(estate),
+            str(tmp_path / "out"),
+            PlannerConfig().replace(strategies=("range",)),
+        )
     assert not (tmp_path / "out").exists()

@@ -89,7 +89,7 @@ def planned(spark, tmp_path_factory) -> tuple[Path, dict[str, Any]]:  # type: ig
     topics = {**dict.fromkeys(s_topics, 2), "x": 4, "t1": 3, "t2": 3, "t3": 3, "boom": 1, "bad": 1}
     estate = write_estate(root / "in", topics, members, owned)
     out = root / "out"
-    result = run(spark, str(estate), str(out), PlannerConfig(strategies=STRATEGIES))
+    result = run(spark, str(estate), str(out), PlannerConfig().replace(strategies=STRATEGIES))
     return out, result.to_json()
 
 

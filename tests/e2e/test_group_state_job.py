@@ -40,7 +40,7 @@ def estate(root: Path, with_state: bool) -> Path:
 def test_groups_caught_in_a_rebalance_are_planned_and_warned_about(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     src = estate(tmp_path / "in", with_state=True)
     out = tmp_path / "out"
-    result = run(spark, str(src), str(out), PlannerConfig(strategies=("range", "sticky")))
+    result = run(spark, str(src), str(out), PlannerConfig().replace(strategies=("range", "sticky")))
     assert result.groups.planned == 3
     rejected = spark.read.parquet(str(out / "rejected")).collect()
     warned = sorted(
@@ -59,7 +59,7 @@ def test_groups_caught_in_a_rebalance_are_planned_and_warned_about(spark, tmp_pa
 
 
 def test_a_snapshot_without_the_column_plans_the_same_rows(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
-    config = PlannerConfig(strategies=("range", "sticky"))
+    config = PlannerConfig().replace(strategies=("range", "sticky"))
     with_state, without = tmp_path / "with", tmp_path / "without"
     run(spark, str(estate(tmp_path / "in-with", True)), str(with_state), config)
     run(spark, str(estate(tmp_path / "in-without", False)), str(without), config)

@@ -114,7 +114,7 @@ def test_rack_aware_range_through_the_job(spark, tmp_path: Path) -> None:  # typ
     rows = _r1_topic_rows(racks=True)
     estate = tmp_path / "in"
     write(_tables(rows, [m for m in members if m["group_id"] == "racks"]), estate, files=1)
-    config = PlannerConfig(strategies=("range",), buckets=3, output_files=1)
+    config = PlannerConfig().replace(strategies=("range",), buckets=3, output_files=1)
     run(spark, str(estate), str(tmp_path / "out"), config)
     assignments = _read(spark, tmp_path / "out", "assignments")
     metrics = _read(spark, tmp_path / "out", "balance_metrics")
@@ -196,7 +196,7 @@ def test_load_metrics_match_a_plain_python_recomputation(spark, tmp_path: Path) 
     estate = tmp_path / "in"
     write(generate(60, seed=13, offsets=True), estate)
     strategies = ("range", "roundrobin", "sticky", "balanced")
-    config = PlannerConfig(strategies=strategies, buckets=4, output_files=1)
+    config = PlannerConfig().replace(strategies=strategies, buckets=4, output_files=1)
     result = run(spark, str(estate), str(tmp_path / "out"), config)
     groups = result.to_json()["groups"]
     assert groups["input"] == groups["planned"] + groups["rejected"] == 60
@@ -243,7 +243,7 @@ def test_without_offsets_or_weights_every_load_column_is_null(spark, tmp_path: P
     rows = [("t", p, None, None) for p in range(4)]
     members = [member("g", "a", ["t"]), member("g", "b", ["t"])]
     write(_tables(rows, members), tmp_path / "in", files=1)
-    config = PlannerConfig(strategies=("range", "balanced"), buckets=2, output_files=1)
+    config = PlannerConfig().replace(strategies=("range", "balanced"), buckets=2, output_files=1)
     run(spark, str(tmp_path / "in"), str(tmp_path / "out"), config)
     metrics = _read(spark, tmp_path / "out", "balance_metrics")
     assert metrics[list(LAG_COLUMNS + WEIGHT_COLUMNS)].isna().all().all()
@@ -272,7 +272,7 @@ def test_bad_load_input_is_reported_and_planned_around(spark, tmp_path: Path) ->
         ("h", "u", 0, 5, 7),
     ]
     write(_tables(rows, members, offsets), tmp_path / "in", files=1)
-    config = PlannerConfig(strategies=("range", "balanced"), buckets=3, output_files=1)
+    config = PlannerConfig().replace(strategies=("range", "balanced"), buckets=3, output_files=1)
     result = run(spark, str(tmp_path / "in"), str(tmp_path / "out"), config)
     groups = result.to_json()["groups"]
     assert (groups["input"], groups["planned"], groups["rejected"]) == (2, 2, 0)
@@ -327,7 +327,7 @@ def test_balance_by_weight_minimises_the_heaviest_member(spark, tmp_path: Path) 
     write(_tables(rows, members), tmp_path / "in", files=1)
     by: dict[str, Any] = {}
     for balance_by in ("count", "weight", "lag"):
-        config = PlannerConfig(
+        config = PlannerConfig().replace(
             strategies=("balanced",), buckets=1, output_files=1, balance_by=balance_by
         )
         run(spark, str(tmp_path / "in"), str(tmp_path / f"out-{balance_by}"), config)
@@ -367,7 +367,7 @@ def test_balance_by_lag_spreads_the_backlog(spark, tmp_path: Path) -> None:  # t
         ("g", "t", 3, None, 50),
     ]
     write(_tables(rows, members, offsets), tmp_path / "in", files=1)
-    config = PlannerConfig(
+    config = PlannerConfig().replace(
         strategies=("range", "balanced"), buckets=1, output_files=1, balance_by="lag"
     )
     run(spark, str(tmp_path / "in"), str(tmp_path / "out"), config)

@@ -32,7 +32,11 @@ def sample_run(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> tuple[Pa
     write(generate(60, seed=7, bad_rows=True), base / "in")
     out = base / "out"
     result = run(
-        spark, str(base / "in"), str(out), PlannerConfig(strategies=STRATEGIES), ds="2026-11-23"
+        spark,
+        str(base / "in"),
+        str(out),
+        PlannerConfig().replace(strategies=STRATEGIES),
+        ds="2026-11-23",
     )
     path = write_report(spark, str(out), result)
     return out, Path(path).read_text(encoding="utf-8")

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import dataclasses
 import json
 from pathlib import Path
 
@@ -38,9 +37,7 @@ def estate(root: Path) -> Path:
 
 def test_rebalance_costs_and_recommendations_through_the_job(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
-    config = dataclasses.replace(
-        PlannerConfig(strategies=(*CLASSIC, "elected")), scenario_max_members=4
-    )
+    config = PlannerConfig().replace(strategies=(*CLASSIC, "elected"), scenario_max_members=4)
     result = run(spark, str(estate(tmp_path / "in")), str(out), config)
 
     costs = spark.read.parquet(str(out / "rebalance_costs"))
@@ -105,7 +102,7 @@ def test_rebalance_costs_and_recommendations_through_the_job(spark, tmp_path: Pa
 
 def test_no_scenarios_means_no_cost_rows(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     out = tmp_path / "out"
-    config = dataclasses.replace(PlannerConfig(strategies=CLASSIC), scenarios=())
+    config = PlannerConfig().replace(strategies=CLASSIC, scenarios=())
     run(spark, str(estate(tmp_path / "in")), str(out), config)
     costs = spark.read.parquet(str(out / "rebalance_costs"))
     assert costs.columns == [n for n, _, _ in REBALANCE_COST_COLUMNS]
@@ -148,7 +145,9 @@ def test_look_alike_groups_with_what_if_warnings_are_planned_whole(spark, tmp_pa
             members.append(member(f"g{g:02d}", f"c{i}", topics, group_instance_id=instance))
     src = write_estate(tmp_path / "in", {"t": 6, "u": 4}, members)
     out = tmp_path / "out"
-    result = run(spark, str(src), str(out), PlannerConfig(strategies=("range", "roundrobin")))
+    result = run(
+        spark, str(src), str(out), PlannerConfig().replace(strategies=("range", "roundrobin"))
+    )
     assert result.groups.planned == 40
     rejected = spark.read.parquet(str(out / "rejected")).collect()
     warned = {r["group_id"] for r in rejected if r["reason"] == "SCENARIO_NOT_APPLICABLE"}

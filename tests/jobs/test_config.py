@@ -27,7 +27,7 @@ def write(tmp_path: Path, text: str) -> Path:
 def test_the_shipped_config_loads() -> None:
     config = load_config()
     shipped = tomllib.loads(DEFAULT_CONFIG.read_text(encoding="utf-8"))
-    assert config.strategies == tuple(shipped["planner"]["strategies"])
+    assert config.planner.strategies == tuple(shipped["planner"]["strategies"])
     assert config.spark == {k: str(v) for k, v in shipped["spark"].items()}
 
 
@@ -136,7 +136,7 @@ def test_ds_is_strictly_yyyy_mm_dd(value: str, ok: bool) -> None:
 
 
 def test_session_errors_name_the_property() -> None:
-    config = PlannerConfig(
+    config = PlannerConfig().replace(
         spark={"spark.sql.session.timeZone": "Mars/Olympus", "spark.ui.enabled": "false"},
         source="my.toml",
     )

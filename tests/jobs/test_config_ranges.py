@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from jobs.settings import limits
 from jobs.settings.config import DEFAULT_CONFIG, KNOWN_KEYS, ConfigError, PlannerConfig, load_config
+from jobs.settings.model import RANGES
 
 
 def _config(tmp_path: Path, text: str) -> Path:
@@ -18,12 +18,12 @@ def _config(tmp_path: Path, text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize(("section", "key"), sorted(limits.RANGES))
+@pytest.mark.parametrize(("section", "key"), sorted(RANGES))
 @pytest.mark.parametrize("where", ["below", "above", "not-an-integer"])
 def test_a_value_outside_its_range_names_the_setting_and_the_range(
     tmp_path: Path, section: str, key: str, where: str
 ) -> None:
-    rng = limits.RANGES[(section, key)]
+    rng = RANGES[(section, key)]
     value = {"below": str(rng.low - 1), "above": str(rng.high + 1), "not-an-integer": "1.5"}
     path = _config(tmp_path, f"[{section}]\n{key} = {value[where]}\n")
     with pytest.raises(ConfigError) as caught:
@@ -33,9 +33,9 @@ def test_a_value_outside_its_range_names_the_setting_and_the_range(
     )
 
 
-@pytest.mark.parametrize(("section", "key"), sorted(limits.RANGES))
+@pytest.mark.parametrize(("section", "key"), sorted(RANGES))
 def test_both_ends_of_each_range_are_accepted(tmp_path: Path, section: str, key: str) -> None:
-    rng = limits.RANGES[(section, key)]
+    rng = RANGES[(section, key)]
     for value in (rng.low, rng.high):
         load_config(_config(tmp_path, f"[{section}]\n{key} = {value}\n"))
 
@@ -56,8 +56,8 @@ def test_every_numeric_setting_of_the_shipped_file_has_a_range() -> None:
         for key, value in table.items()
         if isinstance(value, int | float) and not isinstance(value, bool)
     }
-    assert numeric == set(limits.RANGES)
-    assert all(key in KNOWN_KEYS[section] for section, key in limits.RANGES)
+    assert numeric == set(RANGES)
+    assert all(key in KNOWN_KEYS[section] for section, key in RANGES)
 
 
 def test_an_empty_strategy_list_is_an_error(tmp_path: Path) -> None:
@@ -68,13 +68,13 @@ def test_an_empty_strategy_list_is_an_error(tmp_path: Path) -> None:
 def test_a_partial_planner_section_keeps_the_shipped_values(tmp_path: Path) -> None:
     shipped = load_config()
     partial = load_config(_config(tmp_path, '[planner]\nbalance_by = "weight"\n'))
-    assert partial.balance_by == "weight"
-    assert partial.strategies == shipped.strategies
-    assert len(partial.strategies) == 7
-    assert partial.scenarios == shipped.scenarios
-    assert partial.recommend_from == shipped.recommend_from
-    assert partial.scenario_max_members == shipped.scenario_max_members
-    assert partial.lock_lease_s == shipped.lock_lease_s
+    assert partial.planner.balance_by == "weight"
+    assert partial.planner.strategies == shipped.planner.strategies
+    assert len(partial.planner.strategies) == 7
+    assert partial.planner.scenarios == shipped.planner.scenarios
+    assert partial.planner.recommend_from == shipped.planner.recommend_from
+    assert partial.planner.scenario_max_members == shipped.planner.scenario_max_members
+    assert partial.output.lock_lease_s == shipped.output.lock_lease_s
 
 
 def test_the_dataclass_defaults_are_the_shipped_values() -> None:

@@ -30,8 +30,8 @@ from assignors.protocol import is_cooperative
 from assignors.strategies.server_range import ServerRangeAssignor
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.simulation import scenario_costs
-from jobs.plan.pipeline import check_strategies
 from jobs.settings.config import ConfigError, load_config
+from jobs.settings.run import RunSettings
 
 CATALOG = {"t": TopicStatus(6), "u": TopicStatus(2)}
 STRATEGIES = ["range", "cooperative-sticky", "uniform", "server-range", "elected"]
@@ -304,10 +304,10 @@ def test_group_consumer_assignors_config_key(tmp_path: Path) -> None:
     conf = tmp_path / "planner.toml"
     conf.write_text('[planner]\nstrategies = ["range"]\ngroup_consumer_assignors = ["range"]\n')
     config = load_config(conf)
-    assert config.group_consumer_assignors == ("range",)
+    assert config.planner.group_consumer_assignors == ("range",)
     assert config.as_dict()["group_consumer_assignors"] == ["range"]
-    assert check_strategies(config) == ["range"]
-    assert load_config(None).group_consumer_assignors == KAFKA_DEFAULT_SERVER_ASSIGNORS
+    assert RunSettings.from_config(config).catalog.protocols == ["range"]
+    assert load_config(None).planner.group_consumer_assignors == KAFKA_DEFAULT_SERVER_ASSIGNORS
     conf.write_text('[planner]\ngroup_consumer_assignors = ["roundrobin"]\n')
     with pytest.raises(ConfigError, match="'roundrobin' is not a broker-side assignor"):
-        check_strategies(load_config(conf))
+        RunSettings.from_config(load_config(conf))

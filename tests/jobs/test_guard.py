@@ -21,6 +21,7 @@ from jobs.plan.udf import (
     bucket_function,
     plan_bucket,
 )
+from jobs.settings.run import RunSettings
 
 TOPICS = {"t": TopicStatus(6)}
 PLUGINS = "helpers.killer_plugins:"
@@ -39,10 +40,12 @@ def bucket() -> pd.DataFrame:
 
 def plan(plugin: str, guard: GuardSettings) -> dict[str, pd.DataFrame]:
     ctx = PlanContext(
-        strategies=("range", PLUGINS + plugin, "sticky"),
-        has_current_assignment=False,
-        plan_elected=False,
-        guard=guard,
+        RunSettings.of(
+            strategies=("range", PLUGINS + plugin, "sticky"),
+            has_current_assignment=False,
+            plan_elected=False,
+            guard=guard,
+        )
     )
     return split_tables(bucket_function(lambda: TOPICS, ctx)((0,), bucket()))
 
@@ -76,10 +79,12 @@ def test_a_plugin_that_takes_its_worker_down_fails_only_its_group(
 
 def test_without_a_failure_the_guarded_bucket_equals_the_unguarded_one() -> None:
     ctx = PlanContext(
-        strategies=("range", "sticky", "cooperative-sticky", "balanced"),
-        has_current_assignment=False,
-        plan_elected=True,
-        guard=GuardSettings(30, 4096),
+        RunSettings.of(
+            strategies=("range", "sticky", "cooperative-sticky", "balanced"),
+            has_current_assignment=False,
+            plan_elected=True,
+            guard=GuardSettings(30, 4096),
+        )
     )
 
     def rows(frame: pd.DataFrame) -> dict[str, list[str]]:

@@ -9,7 +9,7 @@ The wings, top to bottom (a module may import its own wing and any wing below it
     export     the snapshot exporter
     output     the output directory and the pyarrow writers of its files
     tables     the data contract, inputs, the manifest, one group's read and view
-    settings   config and limits
+    settings   the declared settings, the config read, the run's settings
     shared     the modules at the top of jobs/ that every wing may use: fs, failures, together
 
 The entry points (`plan_assignments`, `describe`, `plan_group`, `export_snapshot` at the top of

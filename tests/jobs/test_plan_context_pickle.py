@@ -10,23 +10,26 @@ from pyspark import cloudpickle
 from assignors.whatif.group import WhatIfSettings
 from jobs.plan.guard import GuardSettings
 from jobs.plan.udf import PlanContext
+from jobs.settings.run import RunSettings
 
 PLUGIN = "assignors.catalog.examples.random_assignor:RandomAssignor"
 
 
 def test_the_plan_context_arrives_equal_with_its_catalog() -> None:
     ctx = PlanContext(
-        strategies=("range", "sticky", "uniform", "balanced", PLUGIN),
-        has_current_assignment=True,
-        plan_elected=True,
-        has_offsets=True,
-        whatif=WhatIfSettings(("member_join", "rolling_restart"), 50, 500),
-        guard=GuardSettings(12.5, 1024),
+        RunSettings.of(
+            strategies=("range", "sticky", "uniform", "balanced", PLUGIN),
+            has_current_assignment=True,
+            plan_elected=True,
+            has_offsets=True,
+            whatif=WhatIfSettings(("member_join", "rolling_restart"), 50, 500),
+            guard=GuardSettings(12.5, 1024),
+        ),
         rows_dir="/tmp/rows",
         output_files=4,
     )
     back = pickle.loads(cloudpickle.dumps(ctx))
     assert back == ctx
-    assert back.catalog == ctx.catalog
-    names = [type(s.factory()).__qualname__ for s in ctx.catalog.strategies]
-    assert [type(s.factory()).__qualname__ for s in back.catalog.strategies] == names
+    assert back.settings.catalog == ctx.settings.catalog
+    names = [type(s.factory()).__qualname__ for s in ctx.settings.catalog.strategies]
+    assert [type(s.factory()).__qualname__ for s in back.settings.catalog.strategies] == names

@@ -26,6 +26,7 @@ from jobs.plan.udf import (
     PlanContext,
     plan_bucket,
 )
+from jobs.settings.run import RunSettings
 from jobs.tables.rows import KIND_TIMING, TABLE_OF
 
 TOPICS = {"a": TopicStatus(5), "b": TopicStatus(3), "c": TopicStatus(8)}
@@ -61,10 +62,13 @@ def bucket(seed: int = 1, groups: int = 6) -> pd.DataFrame:
 
 def ctx(*strategies: str) -> PlanContext:
     return PlanContext(
-        strategies=strategies or ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"),
-        has_current_assignment=True,
-        plan_elected=True,
-        default_strategies=("range", "cooperative-sticky"),
+        RunSettings.of(
+            strategies=strategies
+            or ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform"),
+            has_current_assignment=True,
+            plan_elected=True,
+            default_strategies=("range", "cooperative-sticky"),
+        )
     )
 
 

@@ -37,6 +37,7 @@ from jobs.plan.udf import (
     plan_bucket,
 )
 from jobs.settings.config import ConfigError, load_config
+from jobs.settings.run import RunSettings
 from jobs.tables.rows import KIND_METRICS
 
 # ------------------------------------------------------------------- catalog: racks, weights
@@ -100,11 +101,11 @@ def test_partition_data_weights_in_units_with_one_warning_per_topic() -> None:
 def test_balance_by_config(tmp_path: Path) -> None:
     path = tmp_path / "p.toml"
     path.write_text("", encoding="utf-8")
-    assert load_config(path).balance_by == "count"
+    assert load_config(path).planner.balance_by == "count"
     for value in ("count", "weight", "lag"):
         path.write_text(f'[planner]\nbalance_by = "{value}"\n', encoding="utf-8")
         config = load_config(path)
-        assert config.balance_by == value
+        assert config.planner.balance_by == value
         assert config.as_dict()["balance_by"] == value
     for bad in ('"bytes"', "1", '"Weight"'):
         path.write_text(f"[planner]\nbalance_by = {bad}\n", encoding="utf-8")
@@ -113,7 +114,7 @@ def test_balance_by_config(tmp_path: Path) -> None:
 
 
 def test_shipped_config_names_balance_by() -> None:
-    assert load_config().balance_by == "count"
+    assert load_config().planner.balance_by == "count"
 
 
 # ----------------------------------------------------------------------------- planner
@@ -239,7 +240,9 @@ def _bucket(seed: int) -> pd.DataFrame:
 
 def _ctx(has_offsets: bool, has_weights: bool) -> PlanContext:
     return PlanContext(
-        ("range", "balanced"), True, has_offsets=has_offsets, has_weights=has_weights
+        RunSettings.of(
+            ("range", "balanced"), True, has_offsets=has_offsets, has_weights=has_weights
+        )
     )
 
 

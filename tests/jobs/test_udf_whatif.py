@@ -12,6 +12,7 @@ from assignors.whatif.group import WhatIfSettings
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
 from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
+from jobs.settings.run import RunSettings
 from jobs.tables.rows import KIND_MEMBER, KIND_REBALANCE_COSTS, KIND_RECOMMENDATION, TABLE_OF
 
 TOPICS = {"t": TopicStatus(6), "u": TopicStatus(2)}
@@ -31,9 +32,10 @@ def bucket() -> pd.DataFrame:
 
 
 def tables(**whatif: object) -> dict[str, pd.DataFrame]:
-    ctx = PlanContext(CLASSIC, False, plan_elected=True)
+    settings = RunSettings.of(CLASSIC, False, plan_elected=True)
     if whatif:
-        ctx = dataclasses.replace(ctx, whatif=WhatIfSettings(**whatif))  # type: ignore[arg-type]
+        settings = dataclasses.replace(settings, whatif=WhatIfSettings(**whatif))  # type: ignore[arg-type]
+    ctx = PlanContext(settings)
     return split_tables(plan_bucket(bucket(), TOPICS, ctx))
 
 

@@ -2,15 +2,14 @@
 
 from __future__ import annotations
 
-import dataclasses
 from pathlib import Path
 
 import pytest
 
 from assignors.whatif.recommend import DEFAULT_RECOMMEND_FROM
 from assignors.whatif.simulation import DEFAULT_MAX_MEMBERS, SCENARIOS
-from jobs.plan.pipeline import check_strategies, whatif_settings
 from jobs.settings.config import ConfigError, PlannerConfig, load_config
+from jobs.settings.run import RunSettings
 
 PLUGIN = "helpers.failing_plugins:LeastLoaded"
 
@@ -23,11 +22,11 @@ def write(tmp_path: Path, text: str) -> Path:
 
 def test_defaults_from_the_shipped_config_and_without_the_keys(tmp_path: Path) -> None:
     for config in (load_config(), load_config(write(tmp_path, "[planner]\n"))):
-        assert config.scenarios == SCENARIOS
-        assert config.scenario_max_members == DEFAULT_MAX_MEMBERS == 200
-        assert config.scenario_max_partitions == 10_000
-        assert config.recommend_from == DEFAULT_RECOMMEND_FROM
-    assert PlannerConfig().scenarios == SCENARIOS
+        assert config.planner.scenarios == SCENARIOS
+        assert config.planner.scenario_max_members == DEFAULT_MAX_MEMBERS == 200
+        assert config.planner.scenario_max_partitions == 10_000
+        assert config.planner.recommend_from == DEFAULT_RECOMMEND_FROM
+    assert PlannerConfig().planner.scenarios == SCENARIOS
     assert load_config().as_dict()["scenarios"] == list(SCENARIOS)
 
 
@@ -40,10 +39,10 @@ def test_keys_are_read(tmp_path: Path) -> None:
             'recommend_from = ["balanced", "range", "range"]\n',
         )
     )
-    assert config.scenarios == ("member_join", "rolling_restart")  # SCENARIOS order
-    assert (config.scenario_max_members, config.scenario_max_partitions) == (50, 0)
-    assert config.recommend_from == ("balanced", "range")
-    assert load_config(write(tmp_path, "[planner]\nscenarios = []\n")).scenarios == ()
+    assert config.planner.scenarios == ("member_join", "rolling_restart")  # SCENARIOS order
+    assert (config.planner.scenario_max_members, config.planner.scenario_max_partitions) == (50, 0)
+    assert config.planner.recommend_from == ("balanced", "range")
+    assert load_config(write(tmp_path, "[planner]\nscenarios = []\n")).planner.scenarios == ()
 
 
 @pytest.mark.parametrize(
@@ -64,8 +63,8 @@ def test_bad_values_are_configuration_errors(tmp_path: Path, text: str, needle: 
 
 
 def test_recommend_from_resolves_to_protocol_names() -> None:
-    config = dataclasses.replace(
-        PlannerConfig(strategies=("range", PLUGIN)),
+    config = PlannerConfig().replace(
+        strategies=("range", PLUGIN),
         recommend_from=(
             "org.apache.kafka.clients.consumer.CooperativeStickyAssignor",
             "balanced",
@@ -73,7 +72,7 @@ def test_recommend_from_resolves_to_protocol_names() -> None:
             "least-loaded",
         ),
     )
-    settings = whatif_settings(config)
+    settings = RunSettings.from_config(config).whatif
     assert settings.recommend_from == ("cooperative-sticky", "balanced", "least-loaded")
     assert settings.scenarios == SCENARIOS
 
@@ -83,6 +82,6 @@ def test_recommend_from_resolves_to_protocol_names() -> None:
     ["stikcy", "elected", PLUGIN, "least-loaded"],  # the plugin is not configured here
 )
 def test_recommend_from_names_a_known_strategy(name: str) -> None:
-    config = dataclasses.replace(PlannerConfig(strategies=("range",)), recommend_from=(name,))
+    config = PlannerConfig().replace(strategies=("range",), recommend_from=(name,))
     with pytest.raises(ConfigError, match="neither a built-in strategy nor a plugin"):
-        check_strategies(config)
+        RunSettings.from_config(config)

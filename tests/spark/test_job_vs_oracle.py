@@ -26,6 +26,7 @@ from jobs.plan.pipeline import STAGED, STAGED_ROWS, has_weights
 from jobs.plan.udf import INPUT_COLUMNS, PlanContext, plan_bucket
 from jobs.plan_assignments import run
 from jobs.settings.config import PlannerConfig
+from jobs.settings.run import RunSettings
 from jobs.tables.rows import KIND_MEMBER, KIND_OFFSETS, KIND_OWNED
 from jobs.tables.schemas import OUTPUT_FIELDS, REJECTED_FIELDS, struct
 from tools.sample_estate import generate, write
@@ -75,11 +76,13 @@ def oracle(
         frames.append(pq.read_table(input_dir / "offsets").to_pandas().assign(kind=KIND_OFFSETS))
     pdf = pd.concat(frames, ignore_index=True).reindex(columns=list(INPUT_COLUMNS))
     ctx = PlanContext(
-        strategies,
-        True,
-        plan_elected=True,
-        has_weights=has_weights(catalog),
-        has_offsets=has_offsets,
+        RunSettings.of(
+            strategies,
+            True,
+            plan_elected=True,
+            has_weights=has_weights(catalog),
+            has_offsets=has_offsets,
+        )
     )
     wide = plan_bucket(pdf, catalog, ctx)
     out = split_tables(wide)
@@ -127,7 +130,7 @@ def assert_tables_equal(spark, out: Path, expected: dict[str, pd.DataFrame]) -> 
 def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(120, seed=11, bad_rows=True), estate)
-    config = PlannerConfig(strategies=STRATEGIES, buckets=buckets, output_files=2)
+    config = PlannerConfig().replace(strategies=STRATEGIES, buckets=buckets, output_files=2)
     result = run(spark, str(estate), str(tmp_path / "out"), config)
     expected = oracle(estate)
     assert_tables_equal(spark, tmp_path / "out", expected)
@@ -149,7 +152,7 @@ def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None: 
     tables["offsets"]["group_id"][:3] = ["ghost", None, "ghost"]  # OFFSETS_UNKNOWN_GROUP etc.
     write(tables, estate)
     strategies = ("range", "sticky", "balanced", "elected")
-    config = PlannerConfig(strategies=strategies, buckets=5, output_files=2)
+    config = PlannerConfig().replace(strategies=strategies, buckets=5, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     expected = oracle(estate, strategies[:-1])
     assert_tables_equal(spark, tmp_path / "out", expected)
@@ -179,7 +182,7 @@ def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-unt
     monkeypatch.setattr(jobs.plan.pipeline, "_plan_and_write", spy)
     if not workers_write:
         monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
-    config = PlannerConfig(strategies=strategies, buckets=4, output_files=2)
+    config = PlannerConfig().replace(strategies=strategies, buckets=4, output_files=2)
     run(spark, str(estate), str(tmp_path / "out"), config)
     assert_tables_equal(spark, tmp_path / "out", oracle(estate, strategies[:-1]))
     files = [f"bucket-{b:05d}.parquet" for b in range(4)]
@@ -205,7 +208,9 @@ def test_reruns_on_shuffled_split_input_give_identical_data(spark, tmp_path: Pat
     tables = generate(80, seed=5, bad_rows=True)
     write(tables, tmp_path / "one", files=1)
     write(shuffled_copy(tables, seed=9), tmp_path / "three", files=3)
-    config = PlannerConfig(strategies=("range", "sticky", "uniform", "elected"), buckets=3)
+    config = PlannerConfig().replace(
+        strategies=("range", "sticky", "uniform", "elected"), buckets=3
+    )
     for name in ("one", "three"):
         run(spark, str(tmp_path / name), str(tmp_path / f"out-{name}"), config)
     for table, fields in OUTPUT_FIELDS.items():

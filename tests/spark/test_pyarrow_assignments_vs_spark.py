@@ -66,7 +66,7 @@ def test_pyarrow_writes_the_files_spark_writes(  # type: ignore[no-untyped-def]
     # rounds differ where a partition moves) are repeated per strategy in either path.
     estate = tmp_path / "in"
     write(generate(120, seed=29, bad_rows=True, offsets=True), estate)
-    config = PlannerConfig(
+    config = PlannerConfig().replace(
         strategies=("range", "sticky", "cooperative-sticky", "elected"),
         buckets=4,
         output_files=files,
@@ -141,7 +141,9 @@ def test_an_empty_table_is_one_empty_file_as_spark_writes_it(  # type: ignore[no
     # holding the schema (Spark's reader then finds the columns without a schema given).
     estate = tmp_path / "in"
     write(generate(30, seed=3), estate)
-    config = PlannerConfig(strategies=("range", "sticky"), buckets=2, output_files=3, scenarios=())
+    config = PlannerConfig().replace(
+        strategies=("range", "sticky"), buckets=2, output_files=3, scenarios=()
+    )
     by_pyarrow = run(spark, str(estate), str(tmp_path / "a"), config)
     monkeypatch.setattr(jobs.plan.pipeline, "workers_rows_dir", lambda target: None)
     by_spark = run(spark, str(estate), str(tmp_path / "b"), config)
@@ -166,7 +168,9 @@ def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyp
     # file's rows would not fit a worker's memory.
     estate = tmp_path / "in"
     write(generate(60, seed=31), estate)
-    config = PlannerConfig(strategies=("range", "sticky", "elected"), buckets=3, output_files=2)
+    config = PlannerConfig().replace(
+        strategies=("range", "sticky", "elected"), buckets=3, output_files=2
+    )
     expected = run(spark, str(estate), str(tmp_path / "a"), config)
     monkeypatch.setattr(assignment_files, "MAX_ROWS_PER_FILE", 10)
     monkeypatch.setattr(assignment_files, "write_assignments", None)  # not called
