@@ -212,7 +212,7 @@ def test_every_module_cited_by_its_short_name_has_the_name() -> None:
 
 
 def test_the_citation_check_finds_dead_names() -> None:
-    assert resolves("jobs.plan.one_group.whatif_settings")
+    assert resolves("jobs.settings.run.load_settings")
     assert resolves("assignors.catalog.catalog.StrategyCatalog")
     assert resolves("jobs.plan.udf")
     assert not resolves("jobs.plan.pipeline.check_whatif")
