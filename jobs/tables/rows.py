@@ -4,10 +4,11 @@ The UDF returns every output table in one frame (`WIDE_COLUMNS`), its rows told 
 kind code (`KINDS`). Assignment rows (the millions) use the typed columns of `assignments`;
 the rows of the small tables travel as a text `payload`: JSON, decoded with the table's
 contract schema, except `rebalance_costs` (one per group, strategy and scenario: millions
-too), whose payload is delimited values (`costs_payload`): about 3x cheaper to write in
-Python and to parse in the JVM, and a fifth of the bytes through Arrow and the staged
-Parquet. One frame with the union of all columns would carry some 30 mostly-null columns
-per assignment row through Arrow and the JVM, which measured as the job's largest cost.
+too), whose payload is delimited values (`costs_payload`): cheaper than JSON to write in
+Python and to parse in the JVM, and fewer bytes through Arrow and the staged Parquet
+(docs/performance.md). One frame with the union of all columns would carry some 30
+mostly-null columns per assignment row through Arrow and the JVM: the costliest way to
+carry them.
 
 Here are the encoder (`SmallRows`, `costs_payload`) and every decoder: Spark SQL
 (`spark_projections`, for `jobs.plan.pipeline`), pyarrow (`decode`, `shared_entries`, for
