@@ -144,8 +144,10 @@ def test_rows_are_sorted_by_group_then_change_and_counted() -> None:
     )
     counted = ch.counts(rows)
     assert list(counted) == list(ch.CHANGES)
-    assert counted[ch.BALANCE_WORSE] == 1 and counted[ch.LAG_GREW] == 1
-    assert counted[ch.MEMBERS_CHANGED] == 1 and counted[ch.GROUP_NEW] == 0
+    assert counted[ch.BALANCE_WORSE] == 1
+    assert counted[ch.LAG_GREW] == 1
+    assert counted[ch.MEMBERS_CHANGED] == 1
+    assert counted[ch.GROUP_NEW] == 0
     assert set(rows[0]) == set(ch.COLUMNS)
 
 
@@ -248,7 +250,8 @@ def test_an_outputs_figures_are_the_elected_strategys(tmp_path: Path) -> None:
 
 def test_without_a_live_check_there_are_no_verdicts(tmp_path: Path) -> None:
     run = read_previous(str(write_output(tmp_path / "out"))).run
-    assert not run.has_live_check and run.figures["a"].verdict is None
+    assert not run.has_live_check
+    assert run.figures["a"].verdict is None
 
 
 def test_live_check_verdicts_light_up_verdict_changed(tmp_path: Path) -> None:
