@@ -86,6 +86,8 @@ def read_since(spark: SparkSession, path: str) -> Since:
         if local is not None:
             previous = read_previous(local)
         else:
+            if not fs.exists(spark, path):
+                raise PreviousUnusable(f"{path} does not exist")
             text = fs.read_text(spark, f"{path.rstrip('/')}/{MANIFEST_FILE}")
             if text is None:
                 raise PreviousUnusable(f"{path} is not a planner output (no {MANIFEST_FILE})")

@@ -18,6 +18,7 @@ from typing import Any
 
 import pyarrow as pa
 import pyarrow.compute as pc
+import pyarrow.dataset as ds
 
 from assignors.catalog.registry import ELECTED
 from jobs.tables import group_read
@@ -66,8 +67,8 @@ class PreviousRun:
         return {"path": self.path, "ds": self.ds, "version": self.version}
 
 
-def local_reader(output_dir: str) -> ReadTable:
-    """Tables of a local output, with pyarrow."""
+def local_reader(output_dir: str, group_id: str | None = None) -> ReadTable:
+    """Tables of a local output, with pyarrow (`group_id`: that group's rows only)."""
 
     def read(name: str, columns: tuple[str, ...]) -> pa.Table | None:
         path = group_read.locate(output_dir, name)
@@ -80,7 +81,8 @@ def local_reader(output_dir: str) -> ReadTable:
                 f"{name} has no column {', '.join(missing)}"
                 " (written by an older version of the planner?)"
             )
-        table: pa.Table = data.to_table(columns=list(columns))
+        expr = None if group_id is None else ds.field("group_id") == group_id
+        table: pa.Table = data.to_table(columns=list(columns), filter=expr)
         return table
 
     return read
@@ -166,3 +168,30 @@ def previous_of(path: str, manifest: Any, read: ReadTable) -> PreviousRun:
         raise PreviousUnusable(f"{path}: damaged tables: {cause}") from None
     ds = manifest.get("ds")
     return PreviousRun(path, ds if isinstance(ds, str) else None, str(manifest["version"]), run)
+
+
+def group_since(output_dir: str, manifest: dict[str, Any], group_id: str) -> dict[str, Any] | None:
+    """One group's figures in this output and in its previous run (the manifest's
+    `previous`), for `describe`: None when the run had no previous one. A previous output
+    gone or unusable since is said in `unusable`, never an error."""
+    recorded = manifest.get("previous")
+    if not isinstance(recorded, dict):
+        return None
+    out: dict[str, Any] = {"previous": recorded, "before": None, "after": None}
+    try:
+        out["after"] = run_figures(local_reader(output_dir, group_id)).figures.get(group_id)
+    except (PreviousUnusable, OSError, pa.ArrowException) as exc:
+        out["unusable"] = f"this output: {exc}"
+        return out
+    path = recorded.get("path")
+    if recorded.get("unusable") or not isinstance(path, str):
+        out["unusable"] = recorded.get("unusable") or "no previous path recorded"
+        return out
+    if not os.path.isdir(path):
+        out["unusable"] = f"{path} is no longer there"
+        return out
+    try:
+        out["before"] = run_figures(local_reader(path, group_id)).figures.get(group_id)
+    except (PreviousUnusable, OSError, pa.ArrowException) as exc:
+        out["unusable"] = f"{path}: {exc}"
+    return out

@@ -15,7 +15,8 @@ import pytest
 
 from jobs.tables import changes as ch
 from jobs.tables.changes import Figures, compare
-from jobs.tables.previous import PreviousUnusable, read_previous
+from jobs.tables.group_view import _since_lines, since_view
+from jobs.tables.previous import PreviousUnusable, group_since, read_previous
 
 BASE = Figures(
     "g",
@@ -303,3 +304,32 @@ def test_an_older_version_without_a_column_is_named(tmp_path: Path) -> None:
 def test_an_absent_previous_output_is_named(tmp_path: Path) -> None:
     with pytest.raises(PreviousUnusable, match="does not exist"):
         read_previous(str(tmp_path / "nothing"))
+
+
+def test_describe_shows_the_previous_runs_figures_beside_todays(tmp_path: Path) -> None:
+    before = write_output(tmp_path / "a")
+    today = write_output(tmp_path / "b")
+    pq.write_table(
+        pa.Table.from_pylist(
+            [{"group_id": "a", "strategy": "elected", "member_count": 3, "partition_count": 4,
+              "balance_gap": 2, "total_lag": 500}]
+        ),
+        today / "balance_metrics" / "part-00000.parquet",
+    )  # fmt: skip
+    manifest = {"previous": {"path": str(before), "ds": "2026-12-01", "version": "0.1.0"}}
+    figures = group_since(str(today), manifest, "a")
+    assert figures is not None
+    changed = [{"change": "BALANCE_WORSE", "before": "1", "after": "2", "detail": "gap 1 -> 2"}]
+    since = since_view(figures, changed)
+    by_label = {f["figure"]: (f["previous"], f["today"]) for f in since["figures"]}
+    assert by_label["members"] == (2, 3)
+    assert by_label["balance_gap (elected)"] == (1, 2)
+    text = "\n".join(_since_lines(since, 100))
+    assert "SINCE THE PREVIOUS RUN (ds 2026-12-01" in text
+    assert "BALANCE_WORSE" in text
+    assert group_since(str(today), {}, "a") is None  # a run without --previous: no section
+    shutil.rmtree(before)
+    gone = group_since(str(today), manifest, "a")
+    assert gone is not None
+    assert "no longer there" in gone["unusable"]
+    shutil.rmtree(today)
