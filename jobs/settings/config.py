@@ -282,6 +282,7 @@ def read_config(
         execution=_section(ExecutionSection, merged, problems),
         output=_section(OutputSection, merged, problems),
         capacity=_section(CapacitySection, merged, problems),
+        changes=_section(ChangesSection, merged, problems),
         spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
         source=src,
     )

@@ -13,6 +13,7 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from jobs.settings.config import PlannerConfig, load_config
 from jobs.tables import changes as ch
 from jobs.tables.changes import Figures, compare
 from jobs.tables.group_view import _since_lines, since_view
@@ -333,3 +334,12 @@ def test_describe_shows_the_previous_runs_figures_beside_todays(tmp_path: Path) 
     assert gone is not None
     assert "no longer there" in gone["unusable"]
     shutil.rmtree(today)
+
+
+def test_min_lag_change_is_read_from_the_config(tmp_path: Path) -> None:
+    path = tmp_path / "planner.toml"
+    path.write_text("[changes]\nmin_lag_change = 5\n", encoding="utf-8")
+    config = load_config(str(path))
+    assert config.changes.min_lag_change == 5
+    assert config.as_dict()["min_lag_change"] == 5
+    assert PlannerConfig().changes.min_lag_change == ch.DEFAULT_MIN_LAG_CHANGE
