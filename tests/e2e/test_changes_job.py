@@ -14,6 +14,7 @@ import pyarrow.parquet as pq
 import pytest
 from helpers.estate import member, write_estate
 
+from jobs.cli.describe import main as describe_main
 from jobs.plan_assignments import main
 from tools.sample_estate import write
 
@@ -85,6 +86,14 @@ def test_the_second_run_says_what_changed_since_the_first(
     assert "Since the previous run" in page
     assert "LAG_GREW" in page
     assert "laggy" in page
+
+    # describe: the group's figures in the previous run beside today's
+    assert describe_main(["--output", str(day1), "--group", "grow"]) == 0
+    shown = capsys.readouterr().out
+    assert "SINCE THE PREVIOUS RUN (ds 2026-12-01" in shown
+    assert "MEMBERS_CHANGED" in shown
+    members_line = next(line for line in shown.splitlines() if line.strip().startswith("members"))
+    assert members_line.split()[1:] == ["2", "3"]
 
     # the same comparison again: the same rows in the same order (determinism)
     again = tmp_path / "again"

@@ -343,3 +343,31 @@ def test_min_lag_change_is_read_from_the_config(tmp_path: Path) -> None:
     assert config.changes.min_lag_change == 5
     assert config.as_dict()["min_lag_change"] == 5
     assert PlannerConfig().changes.min_lag_change == ch.DEFAULT_MIN_LAG_CHANGE
+
+
+def test_the_dag_passes_the_day_befores_output_as_previous() -> None:
+    """Checked without Airflow (tests/ops runs the DAG in its own venv): the plan task's
+    application_args name the previous ds folder after --previous, and the job takes it."""
+    import ast
+
+    from jobs.cli.plan import parse_args
+
+    dag = Path(__file__).resolve().parents[2] / "dags" / "kafka_assignment_planner.py"
+    call = next(
+        node
+        for node in ast.walk(ast.parse(dag.read_text(encoding="utf-8")))
+        if isinstance(node, ast.Call)
+        and any(
+            k.arg == "task_id" and ast.literal_eval(k.value) == "plan_assignments"
+            for k in node.keywords
+        )
+    )
+    args = ast.literal_eval(next(k.value for k in call.keywords if k.arg == "application_args"))
+    at = args.index("--previous")
+    assert args[at + 1] == "{{ params.output_root }}/ds={{ previous_ds }}"
+    assert args[args.index("--output") + 1] == "{{ params.output_root }}/ds={{ ds }}"
+    rendered = [
+        a.replace("{{ params.output_root }}", "/o").replace("{{ previous_ds }}", "2026-12-01")
+        for a in args[at : at + 2]
+    ]
+    assert parse_args(["--input", "i", "--output", "o", *rendered]).previous == "/o/ds=2026-12-01"
