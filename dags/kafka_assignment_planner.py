@@ -31,7 +31,7 @@ dags/requirements-airflow.txt. Every knob is a DAG param, so one run can be reta
 - `snapshot_date` (YYYY-MM-DD) chooses the day; empty: the run's `ds`, or for a run without a
   logical date (manual, or triggered by an asset) the day it was queued for. In this DAG's
   templates `ds` is that date, so every path and `--ds` follow it; `previous_ds` is the day
-  before it.
+  before it, whose output the job gets as `--previous` (the `changes` table).
 - A successful plan emits an event on the asset `kafka_assignment_plan` (PLAN_ASSET), the
   day's `ds` and output folder in its extra: downstream DAGs schedule on it.
 - `spark_master` empty: the master of connection `spark_conn_id` (spark-submit must be on the
@@ -665,8 +665,11 @@ with DAG(
             "{{ params.strategies }}",
             "--config",
             "{{ params.config }}",
-            # When the job reads the previous day's output, this one line passes it:
-            # "--previous", "{{ params.output_root }}/ds={{ previous_ds }}",
+            # The day before's output, for the `changes` table. Always passed: the job checks
+            # that it exists (on whatever file system the output is) and, when it does not
+            # (the first day, a missed day), says so in its log and plans without it.
+            "--previous",
+            "{{ params.output_root }}/ds={{ previous_ds }}",
         ],
         conf={"spark.pyspark.python": "{{ params.python }}"},
         name="kafka-assignment-planner-{{ ds }}",

@@ -19,10 +19,12 @@ import os
 import sys
 from typing import Any
 
+import pyarrow.dataset as ds
+
 from jobs.cli.common import add_verbose, guarded
 from jobs.cli.exit_codes import EXIT_BAD_INPUT, EXIT_OK
-from jobs.tables import group_read
-from jobs.tables.group_view import build_view, render
+from jobs.tables import group_read, previous
+from jobs.tables.group_view import build_view, render, since_view
 
 
 def parse_args(argv: list[str] | None, prog: str = "describe") -> argparse.Namespace:
@@ -78,8 +80,24 @@ def describe(args: argparse.Namespace) -> int:
     }
     order = found.manifest.get("strategies") or ()
     view = build_view(args.group, found.tables, members, topic_rows, source, args.strategy, order)
+    view |= _since(args.output, found.manifest, args.group)
     sys.stdout.write(render(view, args.format))
     return EXIT_OK
+
+
+def _since(output_dir: str, manifest: dict[str, Any], group_id: str) -> dict[str, Any]:
+    """The view's `since` (a run with `--previous`): the group's figures then and now, and
+    its rows of the `changes` table; nothing for a run without one."""
+    figures = previous.group_since(output_dir, manifest, group_id)
+    if figures is None:
+        return {}
+    path = group_read.locate(output_dir, "changes")
+    rows = (
+        []
+        if path is None
+        else group_read.rows(group_read.dataset(path), ds.field("group_id") == group_id)
+    )
+    return {"since": since_view(figures, rows)}
 
 
 def _strategies(output_dir: str, manifest: dict[str, Any]) -> list[str]:

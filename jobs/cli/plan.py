@@ -60,6 +60,13 @@ def parse_args(argv: list[str] | None, prog: str = "plan_assignments") -> argpar
     p.add_argument("--strategies", default=None, help="comma-separated, overrides the config")
     p.add_argument("--ds", default=None, help="snapshot date YYYY-MM-DD, recorded in the manifest")
     p.add_argument(
+        "--previous",
+        default=None,
+        metavar="DIR",
+        help="a previous output of the planner: adds the `changes` table (what changed since"
+        " then); absent or unusable, the run goes on without it and says so in the log",
+    )
+    p.add_argument(
         "--force",
         action="store_true",
         help="replace a non-empty --output that is not a previous output (never the input)",
@@ -194,6 +201,7 @@ def _plan(args: argparse.Namespace) -> int:
             force=args.force,
             report=args.report,
             settings=settings,
+            previous=args.previous,
         )
     except (SchemaError, ConfigError) as exc:
         log.error("input error, nothing written: %s", exc)

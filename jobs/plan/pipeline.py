@@ -26,6 +26,7 @@ from assignors.problems import Problem
 from jobs import fs, output
 from jobs.output import assignment_files, payload_files
 from jobs.plan.one_group import catalog_of
+from jobs.plan.since import Since, read_since, write_changes
 from jobs.plan.summary import strategy_summary, whatif_summary
 from jobs.plan.udf import (
     COMPILED,
@@ -273,10 +274,12 @@ def run(
     force: bool = False,
     report: bool = True,
     settings: RunSettings | None = None,
+    previous: str | None = None,
 ) -> Manifest:
     """Plan the snapshot in `input_dir` and replace `output_dir` with the tables.
 
-    `settings`: the run's, when the caller built them from `config` already.
+    `settings`: the run's, when the caller built them from `config` already. `previous`: a
+    previous output to compare with (the `changes` table; one warning when it cannot be).
     Raises ConfigError, SchemaError or output.OutputError (all exit 2) before planning.
     """
     started = time.monotonic()
@@ -288,6 +291,8 @@ def run(
     )
     output_dir = output.normalize(output_dir)
     with output.claim(spark, output_dir, input_dir, force, config.output.lock_lease_s) as target:
+        # read before planning: `previous` may be the output this run replaces
+        since = None if previous is None else read_since(spark, previous)
         log.info("reading inputs from %s", input_dir)
         tables = read_inputs(spark, input_dir)
         topic_partitions = tables[TOPIC_PARTITIONS.name]
@@ -338,6 +343,7 @@ def run(
                 target.discard(STAGED)
                 target.discard(STAGED_ROWS)
                 clock.lap("write")
+                changed = _changes(spark, since, tmp, target.local_tmp, config)
                 # The report's aggregations start before the summary's, and overlap them.
                 with _report_page(spark, tmp, report) as write_page:
                     summary, whatif = _summaries(spark, tmp)
@@ -351,7 +357,8 @@ def run(
                         strategies=protocols,
                         config=config.as_dict(),
                         input_rows=input_rows,
-                        output_rows={t: counts[t] for t in contract.OUTPUT_NAMES},
+                        output_rows={t: counts[t] for t in contract.OUTPUT_NAMES}
+                        | ({} if changed is None else {contract.CHANGES.name: changed}),
                         topics=len(catalog),
                         # the UDF writes one elections row per input group (group_id not null)
                         groups=GroupCounts(
@@ -363,6 +370,7 @@ def run(
                         duration_seconds=round(time.monotonic() - started, 3),
                         summary=summary,
                         whatif=whatif,
+                        previous=None if since is None else since.as_manifest(),
                     )
                     manifest.report = write_page(manifest)
                     clock.lap("report")
@@ -377,6 +385,27 @@ def run(
         finally:
             catalog_bc.unpersist()
     return manifest
+
+
+def _changes(
+    spark: SparkSession,
+    since: Since | None,
+    tmp: str,
+    local_tmp: str | None,
+    config: PlannerConfig,
+) -> int | None:
+    """The `changes` table's rows, written in `tmp`; None without a previous run to compare
+    with (the table is then absent)."""
+    if since is None:
+        return None
+    return write_changes(
+        spark,
+        since,
+        tmp,
+        local_tmp,
+        config.execution.output_files,
+        config.changes.min_lag_change,
+    )
 
 
 class _Laps:

@@ -103,14 +103,30 @@ def format_summary(m: Manifest) -> str:
             f" {moved:>9} {s['idle_members'] or 0:>13} {'-' if lag is None else lag:>15}"
         )
     lines += format_whatif(m.whatif)
+    lines += format_since(m)
     out = m.output
     lines += [
         "",
         f"tables: {out}/assignments (partitioned by strategy), {out}/balance_metrics,"
         f" {out}/elections, {out}/rejected, {out}/rebalance_costs, {out}/recommendations,"
         f" {out}/{MANIFEST_FILE}",
+        *([f"changes: {out}/changes"] if "changes" in m.output_rows else []),
         *([f"report: {out}/{m.report}"] if m.report else []),
         *([m.phase_line()] if m.phases else []),
         *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)
+
+
+def format_since(m: Manifest) -> list[str]:
+    """The console's line about `--previous`: the changes found, or why none were."""
+    previous = m.previous
+    if previous is None:
+        return []
+    if "changes" not in m.output_rows:
+        return ["", f"since the previous run: not compared ({previous.get('unusable')})"]
+    return [
+        "",
+        f"since the previous run ({previous.get('ds') or previous.get('path')}):"
+        f" {m.output_rows['changes']} changes",
+    ]

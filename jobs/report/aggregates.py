@@ -12,6 +12,7 @@ from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
 from jobs.report.tables import GAP_BINS, LOAD_COLUMNS, MAX_BINS, WORST_GROUPS, has
+from jobs.tables import changes as changes_kinds
 from jobs.together import together
 
 # ---- aggregates ---------------------------------------------------------------------------
@@ -305,3 +306,25 @@ def worst_groups(
             match = by_id.get(row["group_id"], {})
             row.update({c: match.get(c) for c in cols})
     return top, basis
+
+
+# ---- since the previous run -----------------------------------------------------------------
+
+
+def change_figures(changes: DataFrame, limit: int = WORST_GROUPS) -> dict[str, Any]:
+    """Rows per change (every change named, in the table's vocabulary order), and the rows
+    of the groups that got worse, largest step first (`jobs.tables.changes.worse_first`'s
+    order, computed by Spark: only `limit` rows reach the driver)."""
+    per_change = {r["change"]: int(r["count"]) for r in changes.groupBy("change").count().collect()}
+    counts = {c: per_change.get(c, 0) for c in changes_kinds.CHANGES}
+    rank = F.lit(len(changes_kinds.WORSE))
+    for i, c in reversed(list(enumerate(changes_kinds.WORSE))):
+        rank = F.when(F.col("change") == c, F.lit(i)).otherwise(rank)
+    step = F.col("after").cast("bigint") - F.col("before").cast("bigint")
+    worse = (
+        changes.where(F.col("change").isin(*changes_kinds.WORSE))
+        .orderBy(rank, F.coalesce(step, F.lit(0)).desc(), "group_id")
+        .limit(limit)
+        .collect()
+    )
+    return {"counts": counts, "worse": [r.asDict() for r in worse]}

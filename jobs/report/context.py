@@ -14,6 +14,7 @@ from assignors.problems import NOT_PLANNED
 from assignors.whatif.simulation import SCENARIOS
 from jobs.report.aggregates import (
     balance_figures,
+    change_figures,
     elected_mix,
     load_imbalance,
     overview,
@@ -78,6 +79,8 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
         q.start("rejected", rejected_by_reason, rejected)
     if elections is not None:
         q.start("elected", elected_mix, elections)
+    if t.get("changes") is not None:
+        q.start("changes", change_figures, t["changes"])
 
 
 @contextmanager
@@ -123,6 +126,7 @@ def _context(
     )
     ctx["strategies"] = strategy_order(manifest, present)
     ctx["header"] = _header(manifest, elections, rejected, notes)
+    ctx["since"] = _since_section(q, t.get("changes"), manifest)
     _balance_section(ctx, q, metrics, recs, notes)
     _cost_section(ctx, q, costs, notes)
     _recommendation_section(ctx, q, recs, notes)
@@ -139,6 +143,24 @@ def _context(
     if elections is None:
         notes.setdefault("elected", []).append(absent_table("elections"))
     return ctx
+
+
+def _since_section(
+    q: _Queries, changes: DataFrame | None, manifest: Manifest | None
+) -> dict[str, Any] | None:
+    """What changed since `--previous`: None for a run without one (no section); else the
+    previous run, the counts per change and the groups that got worse, or why there are none
+    (`unusable`)."""
+    previous = manifest.previous if manifest is not None else None
+    if previous is None and changes is None:
+        return None
+    since: dict[str, Any] = {"previous": previous or {}, "counts": None, "worse": []}
+    if changes is None:
+        since["unusable"] = (previous or {}).get("unusable") or "no changes table in this output"
+        return since
+    figures = q.get("changes")
+    since["counts"], since["worse"] = figures["counts"], figures["worse"]
+    return since
 
 
 def _worst_section(

@@ -32,6 +32,7 @@ class ReportContext(TypedDict, total=False):
     rejected: list[dict[str, Any]] | None
     rejected_has_strategy: bool
     elected: list[dict[str, Any]] | None
+    since: dict[str, Any] | None  # `--previous`: the changes (None: no section)
 
 
 def environment() -> jinja2.Environment:

@@ -14,6 +14,8 @@ from jobs.tables.schemas import OUTPUT_SCHEMAS
 
 REPORT_FILE = "report.html"
 TABLES = ("balance_metrics", "elections", "rejected", "rebalance_costs", "recommendations")
+# present only in a run with `--previous`
+CHANGES = "changes"
 WORST_GROUPS = 20
 # Kafka's default preference order, then ours: the built-ins' order (the registry's), the
 # row order of every per-strategy view when the manifest does not give the configured order.
@@ -58,7 +60,7 @@ def read_tables(
     with the contract's schemas; an output of an earlier version may lack columns, so its
     schemas are read from the files."""
     out: dict[str, DataFrame | None] = {}
-    for name in TABLES:
+    for name in (*TABLES, CHANGES):
         path = f"{output_dir.rstrip('/')}/{name}"
         reader = spark.read.schema(OUTPUT_SCHEMAS[name]) if own else spark.read
         out[name] = reader.parquet(path) if fs.exists(spark, path) else None

@@ -29,6 +29,7 @@ from jobs.settings.model import (
     SECTIONS,
     SPARK,
     CapacitySection,
+    ChangesSection,
     ExecutionSection,
     OutputSection,
     PlannerSection,
@@ -87,6 +88,7 @@ class PlannerConfig:
     execution: ExecutionSection = field(default_factory=ExecutionSection)
     output: OutputSection = field(default_factory=OutputSection)
     capacity: CapacitySection = field(default_factory=CapacitySection)
+    changes: ChangesSection = field(default_factory=ChangesSection)
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
 
@@ -280,6 +282,7 @@ def read_config(
         execution=_section(ExecutionSection, merged, problems),
         output=_section(OutputSection, merged, problems),
         capacity=_section(CapacitySection, merged, problems),
+        changes=_section(ChangesSection, merged, problems),
         spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
         source=src,
     )

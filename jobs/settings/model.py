@@ -235,12 +235,24 @@ class CapacitySection(Section):
     target: str | None = capacity_target()
 
 
+@dataclass(frozen=True)
+class ChangesSection(Section):
+    """`[changes]`: what counts as a change against `--previous` (docs/changes.md)."""
+
+    NAME: ClassVar[str] = "changes"
+
+    # LAG_GREW / LAG_SHRANK also need the lag to move by this many messages: a group going
+    # from 3 to 7 messages behind doubled, and nobody should be told
+    min_lag_change: int = integer(1_000, 0, 10**15, "0 = any doubling or halving")
+
+
 # The sections a config may have besides `[spark]` (any Spark property), in file order.
 SECTIONS: tuple[type[Section], ...] = (
     PlannerSection,
     ExecutionSection,
     OutputSection,
     CapacitySection,
+    ChangesSection,
 )
 SPARK = "spark"
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {

@@ -238,4 +238,24 @@ RECOMMENDATIONS = Table(
 )
 OUTPUTS = (ASSIGNMENTS, BALANCE_METRICS, ELECTIONS, REJECTED, REBALANCE_COSTS, RECOMMENDATIONS)
 OUTPUT_NAMES = tuple(t.name for t in OUTPUTS)
-TABLES = {t.name: t for t in (*INPUTS, *OUTPUTS)}
+
+# ---- tables the driver writes (not the buckets), present only in some runs ------------------
+
+# What changed since the previous output (`--previous`; docs/changes.md): the driver compares
+# the two outputs' small tables (`jobs.tables.changes`).
+CHANGES = Table(
+    "changes",
+    _columns(
+        [
+            ("group_id", STRING, False),
+            ("change", STRING, False),
+            ("before", STRING, True),
+            ("after", STRING, True),
+            ("detail", STRING, False),
+        ]
+    ),
+    sort_keys=("group_id", "change"),
+)
+RUN_OUTPUTS = (CHANGES,)
+
+TABLES = {t.name: t for t in (*INPUTS, *OUTPUTS, *RUN_OUTPUTS)}

@@ -266,6 +266,60 @@ def build_view(
     }
 
 
+# ---- since the previous run (`--previous`) ----------------------------------------------
+
+# The figures `describe` shows then and now: (label, `Figures` field).
+SINCE_FIGURES = (
+    ("members", "members"),
+    ("subscribed partitions", "partitions"),
+    ("elected", "elected"),
+    ("balance_gap (elected)", "balance_gap"),
+    ("total_lag (elected)", "total_lag"),
+    ("recommended", "recommended"),
+    ("live check", "verdict"),
+)
+
+
+def since_view(figures: Row, changes: Sequence[Row]) -> Row:
+    """The view's `since`: the previous run, the group's figures in it and now (None: the
+    group was not in that run), its `changes` rows, and why the previous side is missing."""
+    before, after = figures.get("before"), figures.get("after")
+    recorded = figures.get("previous") or {}
+    return {
+        "previous": {"path": recorded.get("path"), "ds": recorded.get("ds")},
+        "figures": [
+            {
+                "figure": label,
+                "previous": None if before is None else getattr(before, name),
+                "today": None if after is None else getattr(after, name),
+            }
+            for label, name in SINCE_FIGURES
+        ],
+        "in_previous": before is not None,
+        "changes": [
+            {k: r.get(k) for k in ("change", "before", "after", "detail")} for r in changes
+        ],
+        "unusable": figures.get("unusable"),
+    }
+
+
+def _since_lines(since: Row, width: int) -> list[str]:
+    prev = since["previous"]
+    lines = ["", f"SINCE THE PREVIOUS RUN (ds {_text(prev.get('ds'))}, {_text(prev.get('path'))})"]
+    if since.get("unusable"):
+        lines.append(f"  previous figures not shown: {since['unusable']}")
+    elif not since["in_previous"]:
+        lines.append("  the group was not in the previous run")
+    rows = [(f["figure"], f["previous"], f["today"]) for f in since["figures"]]
+    lines += _indent(_table(("FIGURE", "PREVIOUS", "TODAY"), rows, width - 2))
+    if since["changes"]:
+        changed = [(c["change"], c["detail"]) for c in since["changes"]]
+        lines += _indent(_table(("CHANGE", "DETAIL"), changed, width - 2))
+    else:
+        lines.append("  no change in the changes table")
+    return lines
+
+
 # ---- rendering ---------------------------------------------------------------------------
 
 
@@ -326,6 +380,8 @@ def render_table(view: Row, width: int | None = None) -> str:
             f"  elected: {_text(election['elected_strategy'])}   candidates:"
             f" {_text(election['candidate_strategies'])}   error: {_text(election['error'])}"
         )
+    if view.get("since"):
+        lines += _since_lines(view["since"], width)
     for s in view["strategies"]:
         lines += _strategy_lines(s, width)
     if view["rebalance_costs"]:

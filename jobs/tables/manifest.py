@@ -49,6 +49,9 @@ class Manifest:
     # console figures, not written: per strategy (`jobs.plan.summary`)
     summary: list[dict[str, Any]] = field(default_factory=list)
     whatif: list[dict[str, Any]] = field(default_factory=list)
+    # `--previous`: the previous output's path and ds (and version), or why it was not
+    # compared (`unusable`); None for a run without one (the key is then not written)
+    previous: dict[str, Any] | None = None
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -72,7 +75,7 @@ class Manifest:
             "duration_seconds": self.duration_seconds,
             "report": self.report,
             "phases": self.phases,
-        }
+        } | ({} if self.previous is None else {"previous": self.previous})
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> Manifest:
@@ -94,6 +97,7 @@ class Manifest:
             duration_seconds=float(data.get("duration_seconds") or 0.0),
             report=data.get("report"),
             phases=dict(data.get("phases") or {}),
+            previous=data.get("previous") if isinstance(data.get("previous"), dict) else None,
         )
 
     def phase_line(self) -> str:

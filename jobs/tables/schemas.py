@@ -187,9 +187,11 @@ def spark_schema(columns: Iterable[contract.Column]) -> T.StructType:
 
 # Each output table's files are sorted by these columns (`jobs.plan.pipeline.sorted_for_write`,
 # and the pyarrow writers of a local output).
-SORT_KEYS = {t.name: t.sort_keys for t in contract.OUTPUTS}
+SORT_KEYS = {t.name: t.sort_keys for t in (*contract.OUTPUTS, *contract.RUN_OUTPUTS)}
 # Each output table's schema, to read back what this version wrote without inferring it:
 # Spark infers a Parquet schema with a job that reads the files' footers.
-OUTPUT_SCHEMAS = {t.name: spark_schema(t.columns) for t in contract.OUTPUTS}
+OUTPUT_SCHEMAS = {
+    t.name: spark_schema(t.columns) for t in (*contract.OUTPUTS, *contract.RUN_OUTPUTS)
+}
 # Each output table's columns as (name, Spark type, nullable), in the contract's order.
 OUTPUT_FIELDS: dict[str, Fields] = {t.name: spark_fields(t.columns) for t in contract.OUTPUTS}
