@@ -50,7 +50,9 @@ def estate(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamesp
 
 
 def cli(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the table's width, not the terminal's (xdist's workers inherit COLUMNS=80): the checks
+    # below look for whole lines of it
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120"}
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         capture_output=True,
