@@ -9,6 +9,10 @@ Each case starts a fresh group, waits until every member holds a settled assignm
 compares it with the plan of the same group (member ids and instance ids as the consumers
 report them). Where a case has an owned-partitions step, members join one after another:
 each rebalance starts from what the earlier members own.
+
+A case mostly waits (the coordinator's join windows, the settle windows), and no two cases
+share a group: the module runs every selected case at once, each in its own thread, and each
+test checks its case's outcome.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ import itertools
 import threading
 import time
 from collections.abc import Iterator, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from typing import Any
 
@@ -46,6 +51,11 @@ class Spec:
 
     topics: tuple[str, ...]
     instance: str | None = None
+
+
+Steps = list[tuple[GroupSpec, dict[str, list[TopicPartition]]]]
+# (strategy, case, one_by_one): what a test of this module runs
+Case = tuple[str, str, bool]
 
 
 @pytest.fixture(scope="module")
@@ -118,9 +128,7 @@ def _spec(
     return GroupSpec("g", tuple(members), topics)
 
 
-def _run(
-    mock: MockCluster, strategy: str, specs: Sequence[Spec], one_by_one: bool
-) -> list[tuple[GroupSpec, dict[str, list[TopicPartition]]]]:
+def _run(mock: MockCluster, strategy: str, specs: Sequence[Spec], one_by_one: bool) -> Steps:
     """The group's settled assignment after all members joined at once, or after each join
     (then each step's spec holds what the earlier members owned)."""
     group = f"g{next(_groups)}-{strategy}"
@@ -151,6 +159,41 @@ def _close(consumers: Sequence[Any]) -> None:
     deadline = time.monotonic() + CLOSE_TIMEOUT_S
     for t in threads:
         t.join(max(0.0, deadline - time.monotonic()))
+
+
+def _outcome(mock: MockCluster, case: Case) -> Steps | BaseException:
+    strategy, name, one_by_one = case
+    try:
+        return _run(mock, strategy, CASES[name], one_by_one)
+    except BaseException as exc:  # pytest.fail's Failed too: re-raised by the case's test
+        return exc
+
+
+@pytest.fixture(scope="module")
+def outcomes(
+    cluster: MockCluster, request: pytest.FixtureRequest
+) -> dict[Case, Steps | BaseException]:
+    """Every case the session selected from this module, run concurrently on the cluster."""
+    one_by_one = {"test_fresh_group": False, "test_joins_from_owned_partitions": True}
+    cases = sorted(
+        {
+            (item.callspec.params["strategy"], item.callspec.params["case"], one_by_one[name])
+            for item in request.session.items
+            if isinstance(item, pytest.Function)
+            and item.module is request.module
+            and (name := item.originalname) in one_by_one
+        }
+    )
+    with ThreadPoolExecutor(max_workers=max(1, len(cases))) as pool:
+        done = list(pool.map(lambda case: _outcome(cluster, case), cases))
+    return dict(zip(cases, done, strict=True))
+
+
+def _steps(outcomes: dict[Case, Steps | BaseException], case: Case) -> Steps:
+    got = outcomes[case]
+    if isinstance(got, BaseException):
+        raise got
+    return got
 
 
 def _plan(strategy: str, spec: GroupSpec) -> dict[str, list[TopicPartition]]:
@@ -189,15 +232,17 @@ CASES = {
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
 @pytest.mark.parametrize("case", sorted(CASES))
-def test_fresh_group(cluster: MockCluster, strategy: str, case: str) -> None:
-    [(spec, live)] = _run(cluster, strategy, CASES[case], one_by_one=False)
+def test_fresh_group(outcomes: dict[Case, Steps | BaseException], strategy: str, case: str) -> None:
+    [(spec, live)] = _steps(outcomes, (strategy, case, False))
     assert live == _expected(strategy, spec), spec
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
 @pytest.mark.parametrize("case", ["dynamic-equal", "dynamic-unequal", "mixed-equal"])
-def test_joins_from_owned_partitions(cluster: MockCluster, strategy: str, case: str) -> None:
-    steps = _run(cluster, strategy, CASES[case], one_by_one=True)
+def test_joins_from_owned_partitions(
+    outcomes: dict[Case, Steps | BaseException], strategy: str, case: str
+) -> None:
+    steps = _steps(outcomes, (strategy, case, True))
     differs = [spec for spec, live in steps if live != _expected(strategy, spec)]
     if (strategy, case) in KNOWN_DIFFERENCE:
         if not differs:
