@@ -319,6 +319,7 @@ def test_bad_load_input_is_reported_and_planned_around(spark, tmp_path: Path) ->
 # ----------------------------------------------------------------------- balance_by
 
 
+@pytest.mark.slow
 def test_balance_by_weight_minimises_the_heaviest_member(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # one hot partition of weight 9 and three of weight 1: counts give 2/2 (max 10), weights
     # give {hot} and the rest (max 9, the proven bound)

@@ -340,6 +340,7 @@ def test_the_report_shows_the_describe_command_of_each_worst_group(spark, estate
         assert f"<code>{command}</code>" in worst
 
 
+@pytest.mark.slow
 def test_a_run_given_a_relative_input_is_described_from_anywhere(  # type: ignore[no-untyped-def]
     spark, estate, tmp_path: Path
 ) -> None:
