@@ -177,7 +177,7 @@ test-quick: $(STAMP) pure-core ## The tests that need no JVM, broker or cluster 
 
 .PHONY: test-pure
 test-pure: $(STAMP) pure-core ## The core's unit tests on the uncompiled core (what a --py-files zip runs)
-	$(PURE_PYTEST) $(XDIST) tests/core
+	$(PURE_PYTEST) $(XDIST) tests/assignors
 
 .PHONY: test-cluster
 test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job, both ways

@@ -67,7 +67,8 @@ def _tables(
 
 # ------------------------------------------------------------------------------ racks
 
-# Kafka's RangeAssignorTest fact R1 with rf 1 (tests/core/test_range_racks.py "R1-rf1"): topics
+# Kafka's RangeAssignorTest fact R1 with rf 1
+# (tests/assignors/strategies/test_range_racks.py "R1-rf1"): topics
 # t1(6), t2(7), t3(2) laid out over brokers on racks a, b, c (partition p of a topic at offset
 # `off` on rack "abc"[(p + off) % 3]); consumer0..2 on racks a, b, c: rack-aware range.
 R1_TOPICS = {"t1": 6, "t2": 7, "t3": 2}
