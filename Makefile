@@ -121,10 +121,32 @@ $(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOUR
 .PHONY: test
 test: chromium lint typecheck test-main test-pure test-cluster test-airflow ## Install everything; lint, typecheck, test-main, test-pure, test-cluster, test-airflow
 
+# The main suite runs on every core: pytest-xdist, one test file per worker (a file's tests
+# share its module fixtures: a planned estate, a broker). Each worker starts its own Spark
+# session. `make test-main WORKERS=1` runs it in one process.
+WORKERS ?= auto
+XDIST := -n $(WORKERS) --dist loadfile
+# What a test needs, by marker (tests/conftest.py, pyproject.toml): the Makefile slices by them.
+FAST := -m "not spark and not e2e and not live and not cluster and not slow"
+NO_JVM := -m "not spark and not e2e and not live and not cluster"
+# the compiled core is a prerequisite: its test fails (not skips) when it is missing
+COMPILED_PYTEST := PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest
+
 .PHONY: test-main
-test-main: $(CORE_STAMP) chromium ## Unit, Spark and end-to-end tests (the project's .venv)
-	# the compiled core is a prerequisite: its test fails (not skips) when it is missing
-	PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest
+test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's: unit, Spark, end to end, live brokers, in parallel
+	$(COMPILED_PYTEST) $(XDIST) --durations=10 -m "not cluster"
+
+.PHONY: test-spark
+test-spark: $(CORE_STAMP) chromium ## The tests that start a JVM: Spark sessions and the real entry point (markers spark, e2e)
+	$(COMPILED_PYTEST) $(XDIST) -m "(spark or e2e) and not cluster"
+
+.PHONY: test-live
+test-live: $(STAMP) ## The exporter against real brokers and consumers on 127.0.0.1 (marker live)
+	$(PY) -m pytest $(XDIST) -m "live and not cluster"
+
+.PHONY: test-slow
+test-slow: $(CORE_STAMP) ## Only the tests marked slow (each takes more than about 10 s)
+	$(COMPILED_PYTEST) $(XDIST) -m "slow and not cluster"
 
 .PHONY: chromium
 chromium: ## Headless Chromium for the report's rendering test (installed only as root with apt)
@@ -134,11 +156,9 @@ chromium: ## Headless Chromium for the report's rendering test (installed only a
 		|| echo "chromium not installed (needs root with apt): the browser test will be skipped"
 
 .PHONY: test-unit
-test-unit: $(CORE_STAMP) ## Only the unit tests: the core and the jobs layer (no JVM; seconds)
-	PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest tests/core tests/jobs
+test-unit: $(CORE_STAMP) ## Every test that needs no JVM, broker or cluster, slow ones too, on the compiled core
+	$(COMPILED_PYTEST) $(XDIST) $(NO_JVM)
 
-# The tests that need no JVM, no broker and no cluster (markers: tests/conftest.py).
-NO_JVM := -m "not spark and not e2e and not live and not cluster"
 # The uncompiled core: a copy of the sources without their extension modules. `bin/pytest`,
 # not `python -m pytest`: -m would put the project root (compiled) first on sys.path.
 PURE_PYTEST := PYTHONPATH=$(abspath build/pure):$(CURDIR) $(VENV)/bin/pytest -p no:cacheprovider
@@ -152,12 +172,12 @@ pure-core: ## Copy the core's sources without their compiled modules to build/pu
 check: lint typecheck test-quick ## The quick loop: lint, types and test-quick (no compile, no JVM; about 2 minutes)
 
 .PHONY: test-quick
-test-quick: $(STAMP) pure-core ## The core's and the jobs layer's tests that need no JVM, on the pure core (what the pre-commit hook runs)
-	$(PURE_PYTEST) -q $(NO_JVM) tests/core tests/jobs
+test-quick: $(STAMP) pure-core ## The tests that need no JVM, broker or cluster and are not slow, on the pure core (what the pre-commit hook runs)
+	$(PURE_PYTEST) -q $(XDIST) $(FAST)
 
 .PHONY: test-pure
 test-pure: $(STAMP) pure-core ## The core's unit tests on the uncompiled core (what a --py-files zip runs)
-	$(PURE_PYTEST) tests/core
+	$(PURE_PYTEST) $(XDIST) tests/assignors
 
 .PHONY: test-cluster
 test-cluster: $(STAMP) $(EXEC_STAMP) dist ## Spark standalone cluster (master + 2 workers on 127.0.0.1) runs the shipped job, both ways

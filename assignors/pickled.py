@@ -5,7 +5,7 @@ driver to every executor, and the look-alike memo's shapes with their warnings f
 planning child back to its worker (`jobs.plan.guard`). A class compiled by mypyc (`make core`)
 whose `__init__` takes arguments cannot be unpickled the default way: mypyc's `__new__` calls
 `__init__`, which pickle calls with none. Such a class that crosses a boundary pickles
-through `by_fields`; tests/core/test_pickled.py finds the classes that cross and round-trips
+through `by_fields`; tests/assignors/test_pickled.py finds the classes that cross and round-trips
 each on the compiled and the pure core.
 """
 

@@ -85,8 +85,9 @@ EXACT_LIMIT = 400_000
 """Largest partitions x supply nodes x members solved by the exact flow."""
 
 
-# Packed ints instead of tuples in the start's hot loops (tests/core/test_packed_keys.py
-# checks that their integer order is the tuple order).
+# Packed ints instead of tuples in the start's hot loops
+# (tests/assignors/strategies/test_packed_keys.py checks that their integer order is the
+# tuple order).
 def _pack_key(cost: int, node: int, nodes: int) -> int:
     """A heap entry ordered as (cost, node); 0 <= node < nodes."""
     return cost * nodes + node

@@ -14,6 +14,9 @@ from pathlib import Path
 
 import pytest
 
+# spark-submit starts a JVM
+pytestmark = pytest.mark.spark
+
 VENV_BIN = Path(sys.executable).parent
 SPARK_SUBMIT = VENV_BIN / "spark-submit"
 
@@ -61,6 +64,7 @@ def test_spark_submit_version_without_an_activated_venv(tmp_path: Path) -> None:
 
 
 @pytest.mark.spark
+@pytest.mark.slow
 def test_spark_submit_runs_python_apps_on_the_venv_python(tmp_path: Path) -> None:
     app = tmp_path / "which_python.py"
     app.write_text(APP)

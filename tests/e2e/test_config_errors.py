@@ -59,6 +59,7 @@ def test_config_typos_exit_2_before_spark_starts(  # type: ignore[no-untyped-def
     ],
     ids=["jvm", "sql-conf"],
 )
+@pytest.mark.slow
 def test_spark_refusing_a_property_exits_2_naming_it(
     tmp_path: Path, spark: str, needle: str
 ) -> None:

@@ -44,6 +44,7 @@ def assignment_rows(spark, out: Path, strategy: str):  # type: ignore[no-untyped
     )
 
 
+@pytest.mark.slow
 def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", WORKED["topics"], WORKED["members"])
     out = tmp_path / "out"
@@ -172,6 +173,7 @@ def test_movement_against_current_assignment(spark, tmp_path: Path) -> None:  # 
     assert m["moved_partition_count"] == 2
 
 
+@pytest.mark.slow
 def test_broken_topic_rejects_only_its_subscribers(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(
         tmp_path / "in",
@@ -204,6 +206,7 @@ def read_all(spark, out: Path) -> dict[str, Any]:  # type: ignore[no-untyped-def
     }
 
 
+@pytest.mark.slow
 def test_reruns_with_other_shuffle_settings_give_identical_tables(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(150, seed=3, bad_rows=True), estate)
@@ -266,6 +269,7 @@ def test_schema_errors_stop_before_writing(spark, tmp_path: Path) -> None:  # ty
     assert not list(tmp_path.glob(".out.__*"))
 
 
+@pytest.mark.slow
 def test_failed_run_leaves_previous_output_intact(spark, tmp_path: Path, monkeypatch) -> None:  # type: ignore[no-untyped-def]
     estate = write_estate(tmp_path / "in", {"t": 2}, [member("g", "c", ["t"])])
     out = tmp_path / "out"
@@ -289,6 +293,7 @@ def _cli(args: list[str], tmp_path: Path) -> subprocess.CompletedProcess[str]:
     )
 
 
+@pytest.mark.slow
 def test_python_module_and_spark_submit_agree(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(60, seed=5, bad_rows=True), estate)

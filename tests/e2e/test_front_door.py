@@ -95,6 +95,7 @@ def test_an_existing_file_is_never_replaced(  # type: ignore[no-untyped-def]
     assert siblings(target) == []
 
 
+@pytest.mark.slow
 def test_a_foreign_directory_needs_force_and_an_empty_one_does_not(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, caplog, capsys
 ) -> None:
@@ -144,6 +145,7 @@ def _chattr(flag: str, path: Path) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.slow
 def test_an_output_that_cannot_be_renamed_is_refused_before_planning(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, caplog, capsys
 ) -> None:
@@ -186,6 +188,7 @@ def test_a_parent_where_nothing_can_be_renamed_is_refused(  # type: ignore[no-un
     assert list(parent.iterdir()) == []
 
 
+@pytest.mark.slow
 def test_a_failed_swap_keeps_the_previous_output(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch, caplog, capsys
 ) -> None:
@@ -214,6 +217,7 @@ def test_a_failed_swap_keeps_the_previous_output(  # type: ignore[no-untyped-def
     assert siblings(out) == []
 
 
+@pytest.mark.slow
 def test_the_output_path_never_vanishes_during_a_rerun(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     """With renameat2(RENAME_EXCHANGE) the swap is one step: a poller always finds a manifest."""
     import threading
@@ -266,6 +270,7 @@ def test_a_second_run_on_a_locked_output_exits_4_naming_the_holder(  # type: ign
     assert json.loads(lock.read_text())["token"] == "someone", "the holder's lock is untouched"
 
 
+@pytest.mark.slow
 def test_leftovers_of_a_dead_run_are_removed_by_the_next_one(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, capsys
 ) -> None:
@@ -287,6 +292,7 @@ def test_leftovers_of_a_dead_run_are_removed_by_the_next_one(  # type: ignore[no
     assert unrelated.exists(), "only this output's leftovers are removed"
 
 
+@pytest.mark.slow
 def test_a_previous_output_left_aside_by_a_dead_run_is_restored(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, capsys
 ) -> None:
@@ -341,6 +347,7 @@ def test_internal_errors_exit_3(monkeypatch, tmp_path: Path, capsys) -> None:  #
     assert Manifest.from_json({**manifest, "rejected_by_reason": {}}).needs_attention() == []
 
 
+@pytest.mark.slow
 def test_a_normal_run_counts_planned_units_and_prints_no_double_slash(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, capsys
 ) -> None:
@@ -381,6 +388,7 @@ def test_ds_is_only_yyyy_mm_dd(tmp_path: Path, capsys, ds: str) -> None:  # type
 # --- 10c: the sample estate explains what it planted -----------------------------------------
 
 
+@pytest.mark.slow
 def test_the_sample_estate_explains_its_planted_groups(spark, tmp_path: Path, capsys) -> None:  # type: ignore[no-untyped-def]
     made = subprocess.run(
         [sys.executable, "-m", "tools.sample_estate", "--groups", "5", "--bad-rows",
@@ -406,6 +414,7 @@ def test_the_sample_estate_explains_its_planted_groups(spark, tmp_path: Path, ca
 # --- the same rules through Hadoop's FileSystem (HDFS, object stores) -------------------------
 
 
+@pytest.mark.slow
 def test_hadoop_file_systems_get_the_same_claim_lock_and_swap(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch, caplog, capsys
 ) -> None:

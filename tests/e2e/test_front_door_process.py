@@ -59,6 +59,7 @@ def _estate(tmp_path: Path) -> Path:
 STRATEGIES = "range,roundrobin,sticky,cooperative-sticky,uniform,elected"
 
 
+@pytest.mark.slow
 def test_a_local_run_is_quiet_binds_to_loopback_and_exits_0(tmp_path: Path) -> None:
     done = subprocess.run(
         [sys.executable, "-m", "jobs.plan_assignments", "--input", str(_estate(tmp_path)),
@@ -74,6 +75,7 @@ def test_a_local_run_is_quiet_binds_to_loopback_and_exits_0(tmp_path: Path) -> N
     assert "//" not in done.stdout
 
 
+@pytest.mark.slow
 def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate, out, log = _estate(tmp_path), tmp_path / "out", tmp_path / "job.log"
     assert main(["--input", str(estate), "--output", str(out), "--strategies", "range"]) == 0
@@ -93,6 +95,7 @@ def test_ctrl_c_exits_130_with_one_line_and_leaves_nothing(spark, tmp_path: Path
     assert siblings(out) == []
 
 
+@pytest.mark.slow
 def test_a_killed_run_leaves_a_stale_lock_that_the_next_run_clears(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate, out, log = _estate(tmp_path), tmp_path / "out", tmp_path / "job.log"
     proc = _start(["--input", str(estate), "--output", str(out), "--strategies", STRATEGIES], log)

@@ -17,6 +17,7 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 
 
+@pytest.mark.slow
 def test_a_plugin_that_kills_or_hangs_its_worker_fails_only_what_it_touched(
     tmp_path: Path,
 ) -> None:

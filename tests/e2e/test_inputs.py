@@ -65,6 +65,7 @@ def good_estate(root: Path) -> Path:
     return root
 
 
+@pytest.mark.slow
 def test_inputs_as_pandas_and_pyarrow_write_them_are_planned(spark, tmp_path: Path, caplog) -> None:  # type: ignore[no-untyped-def]
     """Single `NAME.parquet` files from pandas, null-typed and missing nullable columns, float
     generations with NaN, part files that disagree, a case-variant extra column, and an empty

@@ -67,7 +67,8 @@ def _tables(
 
 # ------------------------------------------------------------------------------ racks
 
-# Kafka's RangeAssignorTest fact R1 with rf 1 (tests/core/test_range_racks.py "R1-rf1"): topics
+# Kafka's RangeAssignorTest fact R1 with rf 1
+# (tests/assignors/strategies/test_range_racks.py "R1-rf1"): topics
 # t1(6), t2(7), t3(2) laid out over brokers on racks a, b, c (partition p of a topic at offset
 # `off` on rack "abc"[(p + off) % 3]); consumer0..2 on racks a, b, c: rack-aware range.
 R1_TOPICS = {"t1": 6, "t2": 7, "t3": 2}
@@ -319,6 +320,7 @@ def test_bad_load_input_is_reported_and_planned_around(spark, tmp_path: Path) ->
 # ----------------------------------------------------------------------- balance_by
 
 
+@pytest.mark.slow
 def test_balance_by_weight_minimises_the_heaviest_member(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # one hot partition of weight 9 and three of weight 1: counts give 2/2 (max 10), weights
     # give {hot} and the rest (max 9, the proven bound)

@@ -50,7 +50,9 @@ def estate(spark: Any, tmp_path_factory: pytest.TempPathFactory) -> SimpleNamesp
 
 
 def cli(module: str, *args: str) -> subprocess.CompletedProcess[str]:
-    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    # the table's width, not the terminal's (xdist's workers inherit COLUMNS=80): the checks
+    # below look for whole lines of it
+    env = {**os.environ, "PYTHONPATH": str(REPO), "COLUMNS": "120"}
     return subprocess.run(
         [sys.executable, "-m", module, *args],
         capture_output=True,
@@ -338,6 +340,7 @@ def test_the_report_shows_the_describe_command_of_each_worst_group(spark, estate
         assert f"<code>{command}</code>" in worst
 
 
+@pytest.mark.slow
 def test_a_run_given_a_relative_input_is_described_from_anywhere(  # type: ignore[no-untyped-def]
     spark, estate, tmp_path: Path
 ) -> None:

@@ -57,6 +57,7 @@ def test_a_run_says_which_core_planned_its_buckets(spark, tmp_path: Path) -> Non
     assert f"; core compiled {compiled}/{buckets};" in result.phase_line()
 
 
+@pytest.mark.slow
 def test_workers_on_the_pure_core_report_every_bucket_pure(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     estate = small_estate(tmp_path / "in")
     copy = pure_copy(tmp_path / "pure")

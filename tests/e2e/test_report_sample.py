@@ -60,6 +60,7 @@ def test_sample_estate_report_has_every_strategy_and_section(sample_run: tuple[P
     assert "https://" not in page
 
 
+@pytest.mark.slow
 def test_module_entry_point_rebuilds_the_same_bytes(sample_run: tuple[Path, str]) -> None:
     out, page = sample_run
     (out / REPORT_FILE).unlink()

@@ -47,6 +47,7 @@ def _holds_lock(lock: Path, pid: int) -> bool:
         return False
 
 
+@pytest.mark.slow
 def test_sigterm_exits_143_with_one_line_and_releases_the_lock(tmp_path: Path) -> None:
     estate, out, log = tmp_path / "in", tmp_path / "out", tmp_path / "job.log"
     write(generate(200, seed=5), estate)
@@ -80,6 +81,7 @@ def _mount_tmpfs(path: Path, size: str) -> bool:
     return done.returncode == 0
 
 
+@pytest.mark.slow
 def test_a_full_disk_prints_one_line_naming_it(tmp_path: Path) -> None:
     estate, small = tmp_path / "in", tmp_path / "small"
     write(generate(60, seed=5), estate)

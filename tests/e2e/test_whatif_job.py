@@ -131,6 +131,7 @@ def test_an_unknown_scenario_exits_2_with_nothing_written(  # type: ignore[no-un
     assert sorted(p.name for p in tmp_path.iterdir()) == ["in", "planner.toml"]
 
 
+@pytest.mark.slow
 def test_look_alike_groups_with_what_if_warnings_are_planned_whole(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     """Groups shaped alike share their what-if figures and warnings: a planning child hands
     them to its worker by pickle, which once took the whole job down. Static and dynamic

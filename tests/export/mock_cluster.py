@@ -56,6 +56,7 @@ def _lib() -> Any:
         ctypes.c_int32,
     ]
     lib.rd_kafka_mock_broker_set_down.argtypes = [ctypes.c_void_p, ctypes.c_int32]
+    lib.rd_kafka_mock_group_initial_rebalance_delay_ms.argtypes = [ctypes.c_void_p, ctypes.c_int32]
     return lib
 
 
@@ -75,6 +76,11 @@ class MockCluster:
 
     def set_rack(self, broker: int, rack: str) -> None:
         self.lib.rd_kafka_mock_broker_set_rack(self.mc, broker, rack.encode())
+
+    def set_group_initial_rebalance_delay(self, ms: int) -> None:
+        """How long the coordinator waits for more members before an empty group's first round
+        (the broker's group.initial.rebalance.delay.ms)."""
+        self.lib.rd_kafka_mock_group_initial_rebalance_delay_ms(self.mc, ms)
 
     def create_topic(self, topic: str, partitions: int, replication: int) -> None:
         self.lib.rd_kafka_mock_topic_create(self.mc, topic.encode(), partitions, replication)

@@ -135,6 +135,7 @@ def test_offsets_are_as_committed_and_produced(live: dict[str, Any]) -> None:
     assert tp.weight.isna().all()
 
 
+@pytest.mark.slow
 def test_planner_reproduces_the_live_assignment(live: dict[str, Any]) -> None:
     out = live["tmp"] / "plan"
     result = run_module(

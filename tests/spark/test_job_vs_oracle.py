@@ -127,6 +127,7 @@ def assert_tables_equal(spark, out: Path, expected: dict[str, pd.DataFrame]) -> 
 
 
 @pytest.mark.parametrize("buckets", [1, 7])
+@pytest.mark.slow
 def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:  # type: ignore[no-untyped-def]
     estate = tmp_path / "in"
     write(generate(120, seed=11, bad_rows=True), estate)
@@ -144,6 +145,7 @@ def test_job_matches_pandas_oracle(spark, tmp_path: Path, buckets: int) -> None:
     assert groups["rejected"] == 3
 
 
+@pytest.mark.slow
 def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # Offsets rows in the planner input's union, lags per group in the UDF, the
     # `lag` column and the load metrics: the Spark path equals the plain-pandas one.
@@ -162,6 +164,7 @@ def test_job_with_offsets_matches_pandas_oracle(spark, tmp_path: Path) -> None: 
 
 
 @pytest.mark.parametrize("workers_write", [True, False])
+@pytest.mark.slow
 def test_rows_the_workers_write_equal_rows_through_spark(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch, workers_write: bool
 ) -> None:
@@ -202,6 +205,7 @@ def shuffled_copy(tables: dict[str, dict[str, list[Any]]], seed: int) -> dict[st
     return out
 
 
+@pytest.mark.slow
 def test_reruns_on_shuffled_split_input_give_identical_data(spark, tmp_path: Path) -> None:  # type: ignore[no-untyped-def]
     # The same estate in 1 file and shuffled into 3 files plans to the same
     # rows, floats included, bit for bit (row order within a group's bucket changes).

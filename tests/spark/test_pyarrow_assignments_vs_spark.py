@@ -59,6 +59,7 @@ def _files(table: Path) -> dict[str, Path]:
 
 
 @pytest.mark.parametrize("files", [1, 3])
+@pytest.mark.slow
 def test_pyarrow_writes_the_files_spark_writes(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch, files: int
 ) -> None:
@@ -134,6 +135,7 @@ def test_group_file_index_is_sparks_hash_partitioning(spark) -> None:  # type: i
         assert group_file_index(pa.array(ids), files).tolist() == expected, files
 
 
+@pytest.mark.slow
 def test_an_empty_table_is_one_empty_file_as_spark_writes_it(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch
 ) -> None:
@@ -161,6 +163,7 @@ def test_an_empty_table_is_one_empty_file_as_spark_writes_it(  # type: ignore[no
     )
 
 
+@pytest.mark.slow
 def test_files_too_large_for_a_worker_go_through_spark(  # type: ignore[no-untyped-def]
     spark, tmp_path: Path, monkeypatch
 ) -> None:

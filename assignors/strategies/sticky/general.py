@@ -36,7 +36,7 @@ from assignors.racks import RackView
 
 
 # Heap keys are plain ints ordered as the tuple (size, rank): one int per push, no tuple to
-# build and compare. Valid while 0 <= rank < n (tests/core/test_packed_keys.py).
+# build and compare. Valid while 0 <= rank < n (tests/assignors/strategies/test_packed_keys.py).
 def _pack_key(size: int, rank: int, n: int) -> int:
     return size * n + rank
 

@@ -8,7 +8,7 @@ from pathlib import Path
 
 from jobs.cli import plan as cli
 
-DAG_FILE = Path(__file__).resolve().parents[2] / "dags" / "kafka_assignment_planner.py"
+DAG_FILE = Path(__file__).resolve().parents[3] / "dags" / "kafka_assignment_planner.py"
 
 
 def _literal(name: str) -> dict[int, str]:

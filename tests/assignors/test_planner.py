@@ -168,7 +168,7 @@ def test_builtin_bug_is_an_internal_error_of_that_strategy_only(
         "g",
     )
     assert "ZeroDivisionError: division by zero in the dealer" in p.detail
-    assert "core/test_planner.py" in p.detail  # the innermost frame
+    assert "assignors/test_planner.py" in p.detail  # the innermost frame
     assert "in broken" in p.detail
     (record,) = caplog.records
     assert record.exc_info is not None  # the traceback goes to the log

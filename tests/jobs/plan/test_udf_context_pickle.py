@@ -1,5 +1,6 @@
 """The plan context travels to every executor in the UDF's closure, pickled by Spark's own
-cloudpickle: it arrives equal, with its catalog (the core's side: tests/core/test_pickled.py)."""
+cloudpickle: it arrives equal, with its catalog (the core's side:
+tests/assignors/test_pickled.py)."""
 
 from __future__ import annotations
 

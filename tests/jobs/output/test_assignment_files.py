@@ -15,7 +15,7 @@ from jobs.output.assignment_files import FILE_INDEX, file_schema, write_file
 from jobs.output.spark_layout import spark_file_index
 from jobs.plan.pipeline import PARTITION_KEYS, SORT_KEYS
 from jobs.tables.rows import ROUND_SEPARATOR, SHARED_SEPARATOR
-from tests.jobs.test_udf import TOPICS, bucket, ctx
+from tests.jobs.plan.test_udf import TOPICS, bucket, ctx
 
 
 def test_a_bucket_writes_each_output_files_rows_in_row_groups_of_their_own(tmp_path: Path) -> None:

@@ -16,7 +16,7 @@ from assignors.problems import ERROR, Problem, Reason
 from jobs.plan.udf import COMPILED, CORE, PURE, TALLY, plan_bucket, planning_core, problems_frame
 from jobs.tables.manifest import GroupCounts, Manifest
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 
 
 def test_a_planned_buckets_tally_names_the_core_of_its_process() -> None:

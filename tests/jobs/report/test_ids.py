@@ -10,7 +10,7 @@ pytest.importorskip("jinja2", reason="the report needs the `report` dependency g
 
 from jobs.report.ids import MAX_ID_CHARS, short_id, shorten
 
-TEMPLATE = Path(__file__).resolve().parents[2] / "jobs/report/templates/report.html.j2"
+TEMPLATE = Path(__file__).resolve().parents[3] / "jobs/report/templates/report.html.j2"
 
 
 def test_short_ids_are_unchanged() -> None:
