@@ -6,7 +6,7 @@ folder column).
 No pyspark here: the Spark schemas (`jobs.tables.schemas`), the pyarrow readers
 (`jobs.tables.group_read`, `jobs.plan.one_group`), the pyarrow writers (`jobs.output`, the
 exporter's `jobs.export.writer`) and the buckets' row format (`jobs.tables.rows`) derive
-from it, and a test checks the page against it (tests/jobs/test_contract.py).
+from it, and a test checks the page against it (tests/jobs/tables/test_contract.py).
 """
 
 from __future__ import annotations

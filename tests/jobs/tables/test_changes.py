@@ -352,7 +352,7 @@ def test_the_dag_passes_the_day_befores_output_as_previous() -> None:
 
     from jobs.cli.plan import parse_args
 
-    dag = Path(__file__).resolve().parents[2] / "dags" / "kafka_assignment_planner.py"
+    dag = Path(__file__).resolve().parents[3] / "dags" / "kafka_assignment_planner.py"
     call = next(
         node
         for node in ast.walk(ast.parse(dag.read_text(encoding="utf-8")))

@@ -29,7 +29,7 @@ from jobs.cli.exit_codes import (
     EXIT_UNEXPECTED,
 )
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 # subcommand -> the module its `python -m` form runs
 FORMS = {
     "plan": "jobs.plan_assignments",

@@ -11,7 +11,7 @@ import pyarrow as pa
 
 from jobs.tables import contract, group_read, rows, schemas
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 PAGE = (REPO / "docs" / "data-contract.md").read_text(encoding="utf-8")
 
 

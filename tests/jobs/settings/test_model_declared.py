@@ -27,7 +27,7 @@ from jobs.settings.model import (
 )
 from jobs.settings.run import load_settings
 
-REPO = Path(__file__).resolve().parents[2]
+REPO = Path(__file__).resolve().parents[3]
 DECLARED = [(s, key) for s in SECTIONS for key, _ in specs(s)]
 
 
