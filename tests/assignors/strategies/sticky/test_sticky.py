@@ -8,9 +8,9 @@ Java's result depends on hash iteration order, properties are asserted instead.
 
 Rows that cannot be expressed in our model are left out: rack-aware rows (in
 tests/assignors/strategies/sticky/test_sticky_racks.py), userData-versus-field decoding (our
-model has one `owned` field), and the rack tests' eager rows with owned partitions (Kafka's helper passes owned
-partitions only in the subscription field, which eager StickyAssignor ignores,
-so those rows are fresh assignments, already covered).
+model has one `owned` field), and the rack tests' eager rows with owned partitions (Kafka's
+helper passes owned partitions only in the subscription field, which eager StickyAssignor
+ignores, so those rows are fresh assignments, already covered).
 """
 
 from __future__ import annotations
