@@ -32,12 +32,15 @@ def bucket() -> pd.DataFrame:
     return frame.reindex(columns=list(INPUT_COLUMNS))
 
 
-def settings(capacity: CapacitySettings | None = CapacitySettings()) -> RunSettings:
+DEFAULT = CapacitySettings()
+
+
+def settings(capacity: CapacitySettings | None = DEFAULT) -> RunSettings:
     base = RunSettings.of(STRATEGIES, False, plan_elected=True)
     return dataclasses.replace(base, capacity=capacity)
 
 
-def tables(capacity: CapacitySettings | None = CapacitySettings()) -> dict[str, pd.DataFrame]:
+def tables(capacity: CapacitySettings | None = DEFAULT) -> dict[str, pd.DataFrame]:
     return split_tables(plan_bucket(bucket(), TOPICS, PlanContext(settings(capacity))))
 
 
