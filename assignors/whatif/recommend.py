@@ -324,6 +324,10 @@ def members_sentence(
     ...                                "max_useful_members": 36}}
     >>> members_sentence("range", "cooperative-sticky", rows)
     'runs 12 members, 4 of them idle under range: 8 are useful; cooperative-sticky uses all 12'
+    >>> rows["cooperative-sticky"] = {"members": 12, "active_members": 8, "max_useful_members": 8}
+    >>> members_sentence("range", "cooperative-sticky", rows)
+    'runs 12 members, 4 of them idle under range: 8 are useful; cooperative-sticky cannot use \
+more either'
     >>> target = {"range": {"members": 3, "active_members": 3, "max_useful_members": 12,
     ...                     "members_for_target": 5, "target": "max_member_lag:10000"}}
     >>> members_sentence("range", "range", target)
@@ -345,9 +349,14 @@ def members_sentence(
         text = f"runs {_plural(n, 'member')}, {n - active} of them idle under {current}: {can}"
         rec = capacity_by_strategy.get(recommended) if recommended not in (None, current) else None
         rec_active = None if rec is None else _int(rec.get("active_members"))
-        if rec_active is not None:
-            uses = f"all {n}" if rec_active == n else str(rec_active)
-            text += f"; {recommended} uses {uses}"
+        if rec is not None and rec_active is not None:
+            rec_useful = _int(rec.get("max_useful_members"))
+            if rec_active == n:
+                text += f"; {recommended} uses all {n}"
+            elif rec_active > active:
+                text += f"; {recommended} uses {rec_active}"
+            elif rec_useful is not None and rec_useful <= (useful or active):
+                text += f"; {recommended} cannot use more either"
         return text
     needed, target = _int(cur.get("members_for_target")), cur.get("target")
     if needed is not None and target is not None and needed > n:

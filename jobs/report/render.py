@@ -32,6 +32,7 @@ class ReportContext(TypedDict, total=False):
     rejected: list[dict[str, Any]] | None
     rejected_has_strategy: bool
     elected: list[dict[str, Any]] | None
+    capacity: dict[str, Any] | None  # totals and listed groups, from the capacity table
 
 
 def environment() -> jinja2.Environment:

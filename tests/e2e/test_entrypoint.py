@@ -113,6 +113,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         # subscribe alike: no subscription_change); one recommendation per planned group
         "rebalance_costs": 2 * 5 + 2 * 4,
         "recommendations": 2,
+        "capacity": 4,  # one per planned (group, strategy), as balance_metrics
     }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.to_json() == manifest
