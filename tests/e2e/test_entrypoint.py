@@ -135,9 +135,11 @@ def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path:
         "plan",
         "metrics and bounds",
         "what-if",
+        "capacity",
         "rows",
     ]
     assert phases["planning"]["what-if"] > 0  # the default scenarios ran in the buckets
+    assert phases["planning"]["capacity"] > 0  # capacity is on by default
     # The process that planned a bucket (the guard's child) holds at least the interpreter.
     assert 20 < phases["memory"]["peak_bucket_rss_mib"] < 4096
     line = result.phase_line()
