@@ -52,6 +52,7 @@ __all__ = [
     "Figures",
     "RecommendationRow",
     "figures",
+    "members_sentence",
     "rank",
     "recommend",
 ]
@@ -304,3 +305,60 @@ def _fill(row: RecommendationRow, prefix: str, f: Figures | None, load: bool) ->
     row[f"{prefix}_load_imbalance"] = f.load_imbalance if load else None
     row[f"{prefix}_restart_paused"] = f.restart_paused
     row[f"{prefix}_join_moved"] = f.join_moved
+
+
+def members_sentence(
+    current: str | None,
+    recommended: str | None,
+    capacity_by_strategy: Mapping[str, Mapping[str, object]],
+) -> str | None:
+    """The recommendation's member count, where it matters, from the group's `capacity` rows
+    (by strategy; docs/capacity.md): members idle under the current strategy, how many it can
+    use and whether the recommended one uses them; else members short of or beyond the
+    configured target. None when the member count does not matter (every member busy and no
+    target, or the target met by the members the group runs), or the current strategy has
+    no row. Shown beside the `reason` (describe, the report), not in it.
+
+    >>> rows = {"range": {"members": 12, "active_members": 8, "max_useful_members": 8},
+    ...         "cooperative-sticky": {"members": 12, "active_members": 12,
+    ...                                "max_useful_members": 36}}
+    >>> members_sentence("range", "cooperative-sticky", rows)
+    'runs 12 members, 4 of them idle under range: 8 are useful; cooperative-sticky uses all 12'
+    >>> rows["cooperative-sticky"] = {"members": 12, "active_members": 8, "max_useful_members": 8}
+    >>> members_sentence("range", "cooperative-sticky", rows)
+    'runs 12 members, 4 of them idle under range: 8 are useful; cooperative-sticky cannot use \
+more either'
+    >>> target = {"range": {"members": 3, "active_members": 3, "max_useful_members": 12,
+    ...                     "members_for_target": 5, "target": "max_member_lag:10000"}}
+    >>> members_sentence("range", "range", target)
+    'runs 3 members: range needs 5 for max_member_lag:10000'
+    """
+    cur = capacity_by_strategy.get(current) if current is not None else None
+    if cur is None:
+        return None
+    n, active = _int(cur.get("members")), _int(cur.get("active_members"))
+    if n is None or active is None:
+        return None
+    if active < n:
+        useful = _int(cur.get("max_useful_members"))
+        can = (
+            f"{useful} {'is' if useful == 1 else 'are'} useful"
+            if useful is not None and useful < n
+            else f"{active} hold partitions"
+        )
+        text = f"runs {_plural(n, 'member')}, {n - active} of them idle under {current}: {can}"
+        rec = capacity_by_strategy.get(recommended) if recommended not in (None, current) else None
+        rec_active = None if rec is None else _int(rec.get("active_members"))
+        if rec is not None and rec_active is not None:
+            rec_useful = _int(rec.get("max_useful_members"))
+            if rec_active == n:
+                text += f"; {recommended} uses all {n}"
+            elif rec_active > active:
+                text += f"; {recommended} uses {rec_active}"
+            elif rec_useful is not None and rec_useful <= (useful or active):
+                text += f"; {recommended} cannot use more either"
+        return text
+    needed, target = _int(cur.get("members_for_target")), cur.get("target")
+    if needed is not None and target is not None and needed > n:
+        return f"runs {_plural(n, 'member')}: {current} needs {needed} for {target}"
+    return None

@@ -1,12 +1,12 @@
 """Planning one group without Spark: what `python -m jobs.plan_group` runs.
 
 `plan_one` plans a group with the pure core: `build_group` -> `group_load` -> `plan_group` ->
-`group_whatif`. The estate job's UDF (`jobs.plan.udf`) calls it for each group of a bucket; the
-terminal calls it with the same settings built from the same config (`RunSettings`), and
-`table_rows` turns the result into the rows the job writes for that group, through the job's
-own row format (`jobs.tables.rows`: encoded as the UDF encodes them, decoded as the job's
-writers decode them), so that the two agree row for row (an end-to-end test compares them on
-the sample estate).
+`group_whatif`, `group_capacity`. The estate job's UDF (`jobs.plan.udf`) calls it for each
+group of a bucket; the terminal calls it with the same settings built from the same config
+(`RunSettings`), and `table_rows` turns the result into the rows the job writes for that
+group, through the job's own row format (`jobs.tables.rows`: encoded as the UDF encodes
+them, decoded as the job's writers decode them), so that the two agree row for row (an
+end-to-end test compares them on the sample estate).
 """
 
 from __future__ import annotations
@@ -33,7 +33,8 @@ from assignors.inputs.validation import (
 )
 from assignors.model import GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
-from assignors.problems import Problem
+from assignors.problems import ERROR, Problem
+from assignors.whatif.capacity import CapacityRow, group_capacity
 from assignors.whatif.group import GroupWhatIf, group_whatif
 from jobs.settings.run import RunSettings
 from jobs.tables import contract
@@ -132,6 +133,9 @@ class GroupResult:
     whatif: GroupWhatIf | None = None
     has_members: bool = True  # False: rows of current_assignment only (NO_MEMBERS)
     lags: Mapping[tuple[str, int], int | None] | None = None  # the group's, with offsets
+    # the `capacity` rows (none when the run leaves capacity out) and their search's problems
+    capacity: list[CapacityRow] = field(default_factory=list)
+    capacity_problems: list[Problem] = field(default_factory=list)
 
 
 def plan_one(
@@ -182,7 +186,18 @@ def plan_one(
     )
     if settings.whatif is not None:
         out.whatif = group_whatif(spec, out.plan, planned, settings.whatif, lags=load.lags)
+    if settings.capacity is not None and _planned(out.plan):
+        out.capacity, out.capacity_problems = group_capacity(
+            spec, out.plan, planned, load=load, settings=settings.capacity
+        )
     return out
+
+
+def _planned(plan: GroupPlan) -> bool:
+    """Whether the group is planned (has an election and no group-level error): only a
+    planned group has `capacity` rows, as only it has what-if rows."""
+    rejected = any(p.severity == ERROR and p.strategy is None for p in plan.problems)
+    return plan.election is not None and not rejected
 
 
 def table_rows(result: GroupResult) -> dict[str, list[Row]]:
@@ -197,6 +212,7 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
             encoded.not_planned(gid)
     else:
         encoded.plan(plan, result.whatif, result.spec.group_protocol)
+        encoded.capacity(gid, result.capacity, result.capacity_problems)
     assignments = [
         {
             "group_id": gid,

@@ -18,6 +18,7 @@ from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
 
 from assignors.catalog.registry import (
+    ELECTED,
     UnknownStrategyError,
     resolve,
 )
@@ -45,6 +46,7 @@ from jobs.plan.udf import (
 from jobs.settings.config import ConfigError, PlannerConfig
 from jobs.settings.run import RunSettings
 from jobs.tables import contract
+from jobs.tables.capacity_feed import CAPACITY_FEED_FILE, capacity_feed
 from jobs.tables.inputs import read_inputs
 from jobs.tables.manifest import MANIFEST_FILE, GroupCounts, Manifest
 from jobs.tables.rows import (
@@ -344,6 +346,7 @@ def run(
                 target.discard(STAGED_ROWS)
                 clock.lap("write")
                 changed = _changes(spark, since, tmp, target.local_tmp, config)
+                feed = write_capacity_feed(spark, tmp, settings, ds)
                 # The report's aggregations start before the summary's, and overlap them.
                 with _report_page(spark, tmp, report) as write_page:
                     summary, whatif = _summaries(spark, tmp)
@@ -372,6 +375,7 @@ def run(
                         whatif=whatif,
                         previous=None if since is None else since.as_manifest(),
                     )
+                    manifest.capacity_feed = feed
                     manifest.report = write_page(manifest)
                     clock.lap("report")
                 manifest.phases = {
@@ -406,6 +410,36 @@ def _changes(
         config.execution.output_files,
         config.changes.min_lag_change,
     )
+
+
+def write_capacity_feed(
+    spark: SparkSession, tmp: str, settings: RunSettings, ds: str | None
+) -> str | None:
+    """capacity.json beside the tables just written in `tmp` (`jobs.tables.capacity_feed`),
+    from the `capacity` rows of each group's elected strategy and the `elections` table: one
+    row per planned group reaches the driver, never more. Returns the file's name, None when
+    the run leaves capacity out."""
+    if settings.capacity is None:
+        return None
+    capacity = spark.read.schema(OUTPUT_SCHEMAS["capacity"]).parquet(f"{tmp}/capacity")
+    elections = spark.read.schema(OUTPUT_SCHEMAS["elections"]).parquet(f"{tmp}/elections")
+    elected = elections.where(F.col("elected_strategy").isNotNull()).select(
+        "group_id", F.col("elected_strategy").alias("elected")
+    )
+    # the `elected` row where the run plans it, else the row of the elected strategy's name
+    rows = (
+        capacity.join(elected, "group_id")
+        .where((F.col("strategy") == ELECTED) | (F.col("strategy") == F.col("elected")))
+        .collect()
+    )
+    names = {r["group_id"]: r["elected"] for r in rows}
+    target = settings.capacity.target
+    content = capacity_feed(
+        [r.asDict() for r in rows], names, ds=ds, target=None if target is None else str(target)
+    )
+    fs.write_json(spark, f"{tmp}/{CAPACITY_FEED_FILE}", content)
+    log.info("%s written: %d groups", CAPACITY_FEED_FILE, len(content["groups"]))
+    return CAPACITY_FEED_FILE
 
 
 class _Laps:

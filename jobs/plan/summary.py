@@ -111,6 +111,7 @@ def format_summary(m: Manifest) -> str:
         f" {out}/elections, {out}/rejected, {out}/rebalance_costs, {out}/recommendations,"
         f" {out}/{MANIFEST_FILE}",
         *([f"changes: {out}/changes"] if "changes" in m.output_rows else []),
+        *([f"capacity: {out}/capacity, {out}/{m.capacity_feed}"] if m.capacity_feed else []),
         *([f"report: {out}/{m.report}"] if m.report else []),
         *([m.phase_line()] if m.phases else []),
         *(["", *banner] if banner else []),

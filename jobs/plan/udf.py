@@ -356,14 +356,17 @@ def _plan_bucket(
                 isolate_interrupts=isolate_interrupts,
             )
             problems, spec, plan, whatif = result.problems, result.spec, result.plan, result.whatif
+            capacity, capacity_problems = result.capacity, result.capacity_problems
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, spec, plan, whatif = [internal_error(gid, None, exc)], None, None, None
+            capacity, capacity_problems = [], []
         clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
             out.not_planned(gid)
         else:
             out.plan(plan, whatif, None if spec is None else spec.group_protocol)
+            out.encoded.capacity(gid, capacity, capacity_problems)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -373,7 +376,7 @@ def _plan_bucket(
 
 VALIDATE, ROWS = "validate", "rows"
 # The order of the phase line: a bucket's phases, as the core and this module announce them.
-PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, ROWS)
+PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, progress.CAPACITY, ROWS)
 # Beside the phases in a bucket's timing row: the peak memory of the process that planned it,
 # and the tally of the rows it wrote (`Tally`).
 PEAK_RSS_MIB, TALLY = "peak_rss_mib", "tally"

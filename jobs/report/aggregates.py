@@ -11,6 +11,7 @@ from pyspark.sql import functions as F
 from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
+from assignors.whatif.recommend import members_sentence
 from jobs.report.tables import GAP_BINS, LOAD_COLUMNS, MAX_BINS, WORST_GROUPS, has
 from jobs.tables import changes as changes_kinds
 from jobs.together import together
@@ -328,3 +329,71 @@ def change_figures(changes: DataFrame, limit: int = WORST_GROUPS) -> dict[str, A
         .collect()
     )
     return {"counts": counts, "worse": [r.asDict() for r in worse]}
+
+
+# ---- capacity (docs/capacity.md) ------------------------------------------------------------
+
+
+def capacity_figures(
+    capacity: DataFrame, elections: DataFrame | None, recs: DataFrame | None
+) -> dict[str, Any]:
+    """Under each group's current strategy (`_current_rows`): estate-wide totals of the
+    `capacity` rows (members, idle members, members beyond those the group can use, groups
+    running more members than they can use, groups below their target, groups no member
+    count brings to it), and the WORST_GROUPS groups furthest over and under, each with the
+    recommendation's member count (`members_sentence`, from all of the group's rows)."""
+    rows, basis = _current_rows(capacity, elections)
+    members, active = F.col("members"), F.col("active_members")
+    useful, needed = F.col("max_useful_members"), F.col("members_for_target")
+
+    def count(condition: Column) -> Column:
+        return F.sum(F.when(condition, 1).otherwise(0))
+
+    totals = rows.agg(
+        F.count(F.lit(1)).alias("groups"),
+        F.sum(members).alias("members"),
+        F.sum(members - active).alias("idle_members"),
+        count(active < members).alias("groups_with_idle"),
+        F.sum(F.when(members > useful, members - useful).otherwise(0)).alias("beyond_useful"),
+        count(members > useful).alias("over"),
+        count(members < needed).alias("under"),
+        count(F.col("target").isNotNull() & needed.isNull()).alias("unreachable"),
+        F.max("target").alias("target"),
+    ).collect()[0]
+    columns = ["group_id", "members", "active_members", "max_useful_members"]
+    columns += ["members_for_target", "target", "detail"]
+    over = rows.where(members > useful).orderBy((members - useful).desc(), "group_id")
+    under = rows.where(members < needed).orderBy((needed - members).desc(), "group_id")
+    listed = together(
+        lambda: [r.asDict() for r in over.select(*columns).limit(WORST_GROUPS).collect()],
+        lambda: [r.asDict() for r in under.select(*columns).limit(WORST_GROUPS).collect()],
+    )
+    _with_member_counts(capacity, recs, [r for rows_ in listed for r in rows_])
+    return {"totals": totals.asDict(), "over": listed[0], "under": listed[1], "basis": basis}
+
+
+def _with_member_counts(
+    capacity: DataFrame, recs: DataFrame | None, listed: list[dict[str, Any]]
+) -> None:
+    """Each listed row with its group's current and recommended strategies and the
+    recommendation's member count, looked up by id (the listed groups only)."""
+    ids = sorted({r["group_id"] for r in listed})
+    if not ids:
+        return
+    by_group: dict[str, dict[str, dict[str, Any]]] = {}
+    for r in capacity.where(F.col("group_id").isin(ids)).collect():
+        by_group.setdefault(r["group_id"], {})[r["strategy"]] = r.asDict()
+    picked: dict[str, tuple[str | None, str | None]] = {}
+    if has(recs, "current_strategy", "recommended_strategy"):
+        assert recs is not None
+        wanted = recs.where(F.col("group_id").isin(ids))
+        for r in wanted.select("group_id", "current_strategy", "recommended_strategy").collect():
+            picked[r["group_id"]] = (r["current_strategy"], r["recommended_strategy"])
+    for row in listed:
+        current, recommended = picked.get(row["group_id"], (None, None))
+        rows = dict(by_group.get(row["group_id"], {}))
+        if current is not None and current not in rows and ELECTED in rows:
+            rows[current] = rows[ELECTED]  # the elected row repeats the current strategy's
+        row["strategy"] = current
+        row["recommended_strategy"] = recommended
+        row["note"] = members_sentence(current, recommended, rows)

@@ -14,6 +14,7 @@ from assignors.problems import NOT_PLANNED
 from assignors.whatif.simulation import SCENARIOS
 from jobs.report.aggregates import (
     balance_figures,
+    capacity_figures,
     change_figures,
     elected_mix,
     load_imbalance,
@@ -81,6 +82,8 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
         q.start("elected", elected_mix, elections)
     if t.get("changes") is not None:
         q.start("changes", change_figures, t["changes"])
+    if t.get("capacity") is not None:
+        q.start("capacity", capacity_figures, t["capacity"], elections, recs)
 
 
 @contextmanager
@@ -131,6 +134,7 @@ def _context(
     _cost_section(ctx, q, costs, notes)
     _recommendation_section(ctx, q, recs, notes)
     _worst_section(ctx, q, metrics, recs, notes)
+    _capacity_section(ctx, q, t.get("capacity"), notes)
     ctx["rejected"] = q.get("rejected") if rejected is not None else None
     ctx["rejected_has_strategy"] = has(rejected, "strategy")
     if rejected is None:
@@ -161,6 +165,23 @@ def _since_section(
     figures = q.get("changes")
     since["counts"], since["worse"] = figures["counts"], figures["worse"]
     return since
+
+
+def _capacity_section(
+    ctx: ReportContext, q: _Queries, capacity: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
+    """Members idle estate-wide, groups running more members than they can use and groups
+    below their target, under each group's current strategy."""
+    ctx["capacity"] = None
+    if capacity is None:
+        notes.setdefault("capacity", []).append(
+            absent_table("capacity") + " (or the run left capacity out: [capacity] enabled)"
+        )
+        return
+    figures = q.get("capacity")
+    for row in [*figures["over"], *figures["under"]]:
+        row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
+    ctx["capacity"] = figures
 
 
 def _worst_section(

@@ -33,6 +33,7 @@ class ReportContext(TypedDict, total=False):
     rejected_has_strategy: bool
     elected: list[dict[str, Any]] | None
     since: dict[str, Any] | None  # `--previous`: the changes (None: no section)
+    capacity: dict[str, Any] | None  # totals and listed groups, from the capacity table
 
 
 def environment() -> jinja2.Environment:

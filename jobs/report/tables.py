@@ -13,7 +13,15 @@ from jobs.tables.manifest import MANIFEST_FILE, Manifest
 from jobs.tables.schemas import OUTPUT_SCHEMAS
 
 REPORT_FILE = "report.html"
-TABLES = ("balance_metrics", "elections", "rejected", "rebalance_costs", "recommendations")
+TABLES: tuple[str, ...] = (
+    "balance_metrics",
+    "elections",
+    "rejected",
+    "rebalance_costs",
+    "recommendations",
+)
+# the capacity section's table (an output of an earlier version may lack it)
+TABLES += ("capacity",)
 # present only in a run with `--previous`
 CHANGES = "changes"
 WORST_GROUPS = 20

@@ -132,6 +132,17 @@ def scenario_names(default: tuple[str, ...]) -> Any:
     return _spec(default, check)
 
 
+def boolean(default: bool) -> Any:
+    """`true` or `false` (not 0 or 1)."""
+
+    def check(value: Any) -> bool:
+        if isinstance(value, bool):
+            return value
+        raise ValueError(f"must be true or false, got {value!r}")
+
+    return _spec(default, check)
+
+
 def capacity_target() -> Any:
     """`[capacity] target`: absent, or a target `CapacityTarget.parse` reads; kept as
     written, the core parses it again where it plans."""
@@ -227,11 +238,14 @@ class OutputSection(Section):
 
 @dataclass(frozen=True)
 class CapacitySection(Section):
-    """`[capacity]`: the target of `members_for_target` (docs/capacity.md)."""
+    """`[capacity]`: whether the `capacity` table is planned, and the target of
+    `members_for_target` (docs/capacity.md)."""
 
     NAME: ClassVar[str] = "capacity"
     FLAT_PREFIX: ClassVar[str] = "capacity_"
 
+    # false: no `capacity` rows (an empty table) and no capacity.json feed
+    enabled: bool = boolean(True)
     target: str | None = capacity_target()
 
 

@@ -55,8 +55,8 @@ class RunSettings:
     guard: GuardSettings = DEFAULT_GUARD
     # what the `balanced` strategy balances
     balance_by: str = PlannerSection.balance_by
-    # the `capacity` target and its searches' limits
-    capacity: CapacitySettings = DEFAULT_CAPACITY
+    # the `capacity` target and its searches' limits; None: no `capacity` rows
+    capacity: CapacitySettings | None = DEFAULT_CAPACITY
     # inputs: current_assignment (stickiness, movement), offsets (else every lag is null),
     # weights (else every weight column is null)
     has_current_assignment: bool = False
@@ -127,7 +127,9 @@ class RunSettings:
                 parse_target(config.capacity.target),
                 planner.scenario_max_members,
                 planner.scenario_max_partitions,
-            ),
+            )
+            if config.capacity.enabled
+            else None,
         )
 
     def for_inputs(

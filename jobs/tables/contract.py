@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from assignors.analysis.metrics import METRIC_COLUMNS
+from assignors.whatif.capacity import CAPACITY_COLUMNS
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
 from assignors.widths import BIGINT_COLUMNS
@@ -236,7 +237,21 @@ RECOMMENDATIONS = Table(
     _columns((n, core_type(n, typ), nullable) for n, typ, nullable in RECOMMENDATION_COLUMNS),
     sort_keys=("group_id",),
 )
-OUTPUTS = (ASSIGNMENTS, BALANCE_METRICS, ELECTIONS, REJECTED, REBALANCE_COSTS, RECOMMENDATIONS)
+# How many members each group can use and needs (docs/capacity.md): the core names the columns.
+CAPACITY = Table(
+    "capacity",
+    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in CAPACITY_COLUMNS),
+    sort_keys=("group_id", "strategy"),
+)
+OUTPUTS = (
+    ASSIGNMENTS,
+    BALANCE_METRICS,
+    ELECTIONS,
+    REJECTED,
+    REBALANCE_COSTS,
+    RECOMMENDATIONS,
+    CAPACITY,
+)
 OUTPUT_NAMES = tuple(t.name for t in OUTPUTS)
 
 # ---- tables the driver writes (not the buckets), present only in some runs ------------------

@@ -170,7 +170,7 @@ def read_output(output_dir: str, group_id: str, strategy: str | None = None) -> 
                 else []
             )
             continue
-        if strategy is not None and table in ("balance_metrics", "rebalance_costs"):
+        if strategy is not None and table in ("balance_metrics", "rebalance_costs", "capacity"):
             expr = by_group & (ds.field("strategy") == strategy)
         found.tables[table] = rows(dataset(path), expr)
     if not found.tables["elections"]:

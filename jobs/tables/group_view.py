@@ -26,6 +26,8 @@ import textwrap
 from collections.abc import Iterable, Sequence
 from typing import Any
 
+from assignors.whatif.recommend import members_sentence
+
 Row = dict[str, Any]
 FORMAT_VERSION = 1
 CSV_COLUMNS = (
@@ -96,6 +98,17 @@ COST_COLUMNS = (
     ("lag moved", "lag_moved"),
     ("max after", "max_partitions_per_member_after"),
     ("gap after", "balance_gap_after"),
+)
+
+
+CAPACITY_COLUMNS = (
+    ("strategy", "strategy"),
+    ("members", "members"),
+    ("active", "active_members"),
+    ("max useful", "max_useful_members"),
+    ("for target", "members_for_target"),
+    ("target", "target"),
+    ("detail", "detail"),
 )
 
 
@@ -244,6 +257,8 @@ def build_view(
         for r in tables.get("rebalance_costs", [])
         if strategy is None or r["strategy"] == strategy
     ]
+    capacity = _capacity_of(tables, None if strategy is None else [strategy], rank)
+    rec = recs[0] if recs else None
     return {
         "format": "kafka-assignment-planner/group",
         "version": FORMAT_VERSION,
@@ -261,8 +276,10 @@ def build_view(
         "election": elections[0] if elections else None,
         "strategies": strategies,
         "rebalance_costs": sorted(costs, key=lambda r: (r["strategy"], r["scenario"])),
-        "recommendation": recs[0] if recs else None,
+        "recommendation": rec,
         "rejected": tables.get("rejected", []),
+        "capacity": capacity,
+        "capacity_note": _capacity_note(rec, tables.get("capacity", [])),
     }
 
 
@@ -318,6 +335,27 @@ def _since_lines(since: Row, width: int) -> list[str]:
     else:
         lines.append("  no change in the changes table")
     return lines
+
+
+def _capacity_of(
+    tables: dict[str, list[Row]], only: list[str] | None, rank: dict[str, int]
+) -> list[Row]:
+    """The group's `capacity` rows (but `group_id`), in the run's strategy order; with
+    `only`, those strategies' rows."""
+    rows = [
+        {k: v for k, v in r.items() if k != "group_id"}
+        for r in tables.get("capacity", [])
+        if only is None or r["strategy"] in only
+    ]
+    return sorted(rows, key=lambda r: (rank.get(r["strategy"], len(rank)), r["strategy"]))
+
+
+def _capacity_note(rec: Row | None, capacity: list[Row]) -> str | None:
+    """The recommendation's member count where it matters (`members_sentence`)."""
+    if rec is None or not capacity:
+        return None
+    by = {r["strategy"]: r for r in capacity}
+    return members_sentence(rec.get("current_strategy"), rec.get("recommended_strategy"), by)
 
 
 # ---- rendering ---------------------------------------------------------------------------
@@ -396,12 +434,18 @@ def render_table(view: Row, width: int | None = None) -> str:
             f" {_text(rec['recommended_strategy'])}"
         )
         lines += ["  " + w for w in textwrap.wrap(str(rec.get("reason") or ""), width - 2)]
+        if view.get("capacity_note"):
+            lines += ["  " + w for w in textwrap.wrap(str(view["capacity_note"]), width - 2)]
         figures = [
             (k[len("current_") :], rec.get(k), rec.get("recommended_" + k[len("current_") :]))
             for k in rec
             if k.startswith("current_") and k != "current_strategy"
         ]
         lines += _indent(_table(("FIGURE", "CURRENT", "RECOMMENDED"), figures, width - 2))
+    if view.get("capacity"):
+        lines += ["", "CAPACITY (capacity)"]
+        capacity = [[r.get(k) for _, k in CAPACITY_COLUMNS] for r in view["capacity"]]
+        lines += _indent(_table([h.upper() for h, _ in CAPACITY_COLUMNS], capacity, width - 2))
     if view["rejected"]:
         lines += ["", "REJECTED"]
         rows, counted = _rejected_rows(view["rejected"])

@@ -41,6 +41,8 @@ class Manifest:
     spark_version: str
     duration_seconds: float
     report: str | None = None
+    # capacity.json's name when the run wrote it (None: capacity left out)
+    capacity_feed: str | None = None
     # where the time went: "wall" seconds of the driver's phases (read, plan, write, summary,
     # report), "planning" seconds of the buckets' phases summed over the workers, and
     # "memory": the peak resident MiB of a process that planned a bucket, "core": the planned
@@ -74,6 +76,7 @@ class Manifest:
             "spark_version": self.spark_version,
             "duration_seconds": self.duration_seconds,
             "report": self.report,
+            "capacity_feed": self.capacity_feed,
             "phases": self.phases,
         } | ({} if self.previous is None else {"previous": self.previous})
 
@@ -96,6 +99,7 @@ class Manifest:
             spark_version=str(data.get("spark_version", "")),
             duration_seconds=float(data.get("duration_seconds") or 0.0),
             report=data.get("report"),
+            capacity_feed=data.get("capacity_feed"),
             phases=dict(data.get("phases") or {}),
             previous=data.get("previous") if isinstance(data.get("previous"), dict) else None,
         )

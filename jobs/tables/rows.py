@@ -45,6 +45,7 @@ KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the mem
 # the UDF's output rows, one kind per output table
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "b", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
+KIND_CAPACITY = "k"  # the members each (group, strategy) can use and needs
 # Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
 KIND_TIMING = "t"
 # Each output kind's table, in the contract's order.
@@ -55,6 +56,7 @@ TABLE_OF: dict[str, Table] = {
     KIND_REJECTED: contract.REJECTED,
     KIND_REBALANCE_COSTS: contract.REBALANCE_COSTS,
     KIND_RECOMMENDATION: contract.RECOMMENDATIONS,
+    KIND_CAPACITY: contract.CAPACITY,
 }
 KIND_OF = {table.name: kind for kind, table in TABLE_OF.items()}
 KINDS = (KIND_MEMBER, KIND_OWNED, KIND_OFFSETS, *TABLE_OF, KIND_TIMING)
@@ -203,6 +205,13 @@ class SmallRows:
         for row in whatif.costs:
             rows.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
         rows.append((KIND_RECOMMENDATION, group_id, json_payload(whatif.recommendation)))
+
+    def capacity(
+        self, group_id: str, rows: Iterable[Mapping[str, Any]], problems: Iterable[Problem] = ()
+    ) -> None:
+        """The `capacity` rows of a planned group, and the problems their search found."""
+        self.problems(problems)
+        self.rows.extend((KIND_CAPACITY, group_id, json_payload(row)) for row in rows)
 
 
 # ---- pyarrow decoders ---------------------------------------------------------------------------

@@ -30,6 +30,7 @@ from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
 from assignors.problems import ERROR, WARNING, Problem, Reason
 from assignors.whatif import lookalike
+from assignors.whatif.capacity import CapacitySettings, CapacityTarget
 from assignors.whatif.group import WhatIfSettings, group_whatif
 from assignors.whatif.lookalike import process_memo
 from tools.build_core import compiled_modules
@@ -92,7 +93,15 @@ def sent_to_executors() -> list[object]:
         "bad": TopicStatus(2, "NON_CONTIGUOUS_PARTITIONS", "partitions 0 and 2 only"),
         "weighted": TopicStatus(3, weights=(1, 2, 3)),
     }
-    return [catalog, topics, WhatIfSettings(), WhatIfSettings(("member_join",), 7, 99)]
+    capacity = CapacitySettings(CapacityTarget.parse("max_member_weight:2.5"), 7, 99)
+    return [
+        catalog,
+        topics,
+        WhatIfSettings(),
+        WhatIfSettings(("member_join",), 7, 99),
+        CapacitySettings(),
+        capacity,
+    ]
 
 
 def problems() -> list[Problem]:
@@ -130,6 +139,7 @@ def test_the_objects_that_cross_hold_the_classes_they_should() -> None:
     names = {c.__qualname__ for c in found}
     # not a complete list: the point is that these are found, so each is checked below
     assert {"Problem", "StrategyCatalog", "Strategy", "TopicStatus", "WhatIfSettings"} <= names
+    assert {"CapacitySettings", "CapacityTarget"} <= names
 
 
 @pytest.mark.parametrize("value", crossing(), ids=lambda v: type(v).__name__)

@@ -114,6 +114,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         # subscribe alike: no subscription_change); one recommendation per planned group
         "rebalance_costs": 2 * 5 + 2 * 4,
         "recommendations": 2,
+        "capacity": 4,  # one per planned (group, strategy), as balance_metrics
     }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.to_json() == manifest
@@ -135,9 +136,11 @@ def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path:
         "plan",
         "metrics and bounds",
         "what-if",
+        "capacity",
         "rows",
     ]
     assert phases["planning"]["what-if"] > 0  # the default scenarios ran in the buckets
+    assert phases["planning"]["capacity"] > 0  # capacity is on by default
     # The process that planned a bucket (the guard's child) holds at least the interpreter.
     assert 20 < phases["memory"]["peak_bucket_rss_mib"] < 4096
     line = result.phase_line()

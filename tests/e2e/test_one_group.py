@@ -244,6 +244,8 @@ def test_plan_group_equals_the_job_for_several_groups(estate) -> None:  # type: 
         for table, rows in job.items():
             assert canonical(mine[table]) == canonical(rows), (group, table)
         assert job["elections"], group
+        # a planned group (it has a recommendation) has capacity rows, the same ones
+        assert bool(job["capacity"]) == bool(job["recommendations"]), group
 
 
 def test_plan_group_cli_json_matches_describe(estate) -> None:  # type: ignore[no-untyped-def]

@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "elected")
 SECTIONS = ("run", "strategies", "gap", "max", "load", "costs", "recommend", "worst")
-SECTIONS += ("rejected", "elected")
+SECTIONS += ("rejected", "elected", "capacity")
 
 
 @pytest.fixture(scope="module")
@@ -58,6 +58,14 @@ def test_sample_estate_report_has_every_strategy_and_section(sample_run: tuple[P
     assert "DUPLICATE_MEMBER_ID" in rejected.group(1)
     assert "http://" not in page
     assert "https://" not in page
+
+
+def test_the_capacity_section_counts_idle_members(sample_run: tuple[Path, str]) -> None:
+    _, page = sample_run
+    section = re.search(r'<section id="capacity">(.*?)</section>', page, re.S)
+    assert section
+    assert "idle members" in section.group(1)
+    assert "No capacity table" not in section.group(1)
 
 
 @pytest.mark.slow

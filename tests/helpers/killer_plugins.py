@@ -60,3 +60,22 @@ class Hogs(_Base):
             hoard.append(bytearray(64 * 2**20))
             for i in range(0, len(hoard[-1]), 4096):
                 hoard[-1][i] = 1  # touch every page: resident, not just reserved
+
+
+class HangsWhenGrown(_Base):
+    """Plans `bad` groups as they are, and hangs once one holds a member the capacity search
+    added (its id contains `-joined`)."""
+
+    name = "hangswhengrown"
+
+    def assign(
+        self, partitions_per_topic: Mapping[str, int], subscriptions: Mapping[str, Any]
+    ) -> dict[str, list[tuple[str, int]]]:
+        members = sorted(subscriptions)
+        grown = any("-joined" in m for m in members)
+        if grown and any(m.startswith("bad") for m in members):
+            time.sleep(3600)
+        return super().assign(partitions_per_topic, {m: subscriptions[m] for m in members})
+
+    def fail(self) -> None:
+        pass  # the bad group as it is plans like the others

@@ -3,6 +3,7 @@ fails only the (group, strategy) it touched, with a rejected row naming it."""
 
 from __future__ import annotations
 
+import dataclasses
 import gc
 import json
 from pathlib import Path
@@ -216,3 +217,34 @@ def test_the_child_plans_without_the_cyclic_collector_and_the_parent_keeps_it() 
     )
     assert (frame["gc"].tolist(), problems) == ([False], [])
     assert gc.isenabled() is enabled
+
+
+def test_a_plugin_that_hangs_in_the_capacity_search_fails_only_its_group() -> None:
+    """The guard covers the capacity phase as it covers the plan and the what-if (no
+    scenario runs here, so only the capacity search plans the grown group)."""
+    settings = RunSettings.of(
+        strategies=("range", PLUGINS + "HangsWhenGrown"),
+        has_current_assignment=False,
+        plan_elected=False,
+        guard=GuardSettings(1, 0),
+    )
+    assert settings.whatif is not None
+    settings = dataclasses.replace(
+        settings, whatif=dataclasses.replace(settings.whatif, scenarios=())
+    )
+    tables = split_tables(bucket_function(lambda: TOPICS, PlanContext(settings))((0,), bucket()))
+    (row,) = tables["rejected"].to_dict("records")
+    assert (row["group_id"], row["strategy"], row["reason"]) == (
+        "g-bad",
+        "hangswhengrown",
+        "ASSIGNOR_FAILED",
+    )
+    assert "did not finish within 1 s (capacity of group 'g-bad')" in row["detail"]
+    capacity = set(map(tuple, tables["capacity"][["group_id", "strategy"]].itertuples(index=False)))
+    assert capacity == {
+        ("g-a", "range"),
+        ("g-a", "hangswhengrown"),
+        ("g-bad", "range"),
+        ("g-c", "range"),
+        ("g-c", "hangswhengrown"),
+    }
