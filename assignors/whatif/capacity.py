@@ -152,8 +152,9 @@ be a whole number of at least 1, not '0'
         return f"{self.kind}:{self.limit}"
 
     @classmethod
-    def parse(cls, text: str) -> CapacityTarget:
-        """`kind:value` as the config writes it; ValueError naming the text otherwise."""
+    def parse(cls, text: object) -> CapacityTarget:
+        """`kind:value` as the config writes it (any TOML value may arrive); ValueError naming
+        the text otherwise."""
         if not isinstance(text, str):
             raise ValueError(f"capacity target must be a string ({_SYNTAX}), got {text!r}")
         kind, colon, value = (part.strip() for part in text.partition(":"))
@@ -177,7 +178,7 @@ be a whole number of at least 1, not '0'
         return cls(kind, int(value))
 
 
-def parse_target(text: str | None) -> CapacityTarget | None:
+def parse_target(text: object) -> CapacityTarget | None:
     """The configured target, None when none is (the `capacity` columns stay null).
 
     >>> parse_target(None) is None, parse_target("max_partitions_per_member:4")

@@ -127,7 +127,8 @@ def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path:
     result = run(
         spark, str(estate), str(out), PlannerConfig().replace(strategies=("range", "sticky"))
     )
-    phases = json.loads((out / "_manifest.json").read_text())["phases"]
+    manifest = json.loads((out / "_manifest.json").read_text())
+    phases = manifest["phases"]
     assert phases == result.phases
     assert list(result.phases["wall"]) == ["read", "plan", "write", "summary", "report"]
     assert all(s >= 0 for s in phases["wall"].values())
@@ -140,7 +141,9 @@ def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path:
         "rows",
     ]
     assert phases["planning"]["what-if"] > 0  # the default scenarios ran in the buckets
-    assert phases["planning"]["capacity"] > 0  # capacity is on by default
+    # capacity is on by default: its rows are written (its seconds round to 0 on a tiny estate)
+    assert phases["planning"]["capacity"] >= 0
+    assert manifest["output_rows"]["capacity"] > 0
     # The process that planned a bucket (the guard's child) holds at least the interpreter.
     assert 20 < phases["memory"]["peak_bucket_rss_mib"] < 4096
     line = result.phase_line()

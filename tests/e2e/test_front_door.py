@@ -125,6 +125,8 @@ def test_a_foreign_directory_needs_force_and_an_empty_one_does_not(  # type: ign
         "_manifest.json",
         "assignments",
         "balance_metrics",
+        "capacity",
+        "capacity.json",
         "elections",
         "rebalance_costs",
         "recommendations",

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.spark
 STRATEGIES = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced"]
 GROUPS = 30
 SECTIONS = ("run", "strategies", "gap", "max", "load", "costs", "recommend", "worst")
-SECTIONS += ("rejected", "elected")
+SECTIONS += ("rejected", "elected", "capacity")
 NEW_METRICS: list[tuple[str, T.DataType]] = [
     ("rack_mismatch_count", T.IntegerType()),
     ("best_max_partitions_per_member", T.IntegerType()),
@@ -180,7 +180,36 @@ def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[di
     if full:
         tables["rebalance_costs"] = _costs()
         tables["recommendations"] = _recommendations()
+        tables["capacity"] = _capacity()
     return tables
+
+
+def _capacity() -> tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]:
+    cols: list[tuple[str, T.DataType]] = [
+        ("group_id", T.StringType()),
+        ("strategy", T.StringType()),
+        ("members", T.IntegerType()),
+        ("active_members", T.IntegerType()),
+        ("max_useful_members", T.IntegerType()),
+        ("members_for_target", T.IntegerType()),
+        ("target", T.StringType()),
+        ("detail", T.StringType()),
+    ]
+    rows = [
+        {
+            "group_id": f"g{g:03d}",
+            "strategy": s,
+            "members": 4 + g % 3,
+            "active_members": 3 + (g + k) % 2,
+            "max_useful_members": 4 + (g + k) % 3,
+            "members_for_target": None,
+            "target": None,
+            "detail": None,
+        }
+        for g in range(GROUPS - 1)
+        for k, s in enumerate([*STRATEGIES, "elected"])
+    ]
+    return cols, rows
 
 
 def _costs() -> tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]:
