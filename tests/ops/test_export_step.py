@@ -10,6 +10,7 @@ import json
 import stat
 import sys
 import time
+from datetime import date, timedelta
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -42,7 +43,9 @@ def render(task: Any, content: Any, **params: Any) -> Any:
     dag = task.dag
     values = {key: dag.params[key] for key in dag.params}
     values.update(params)
-    return task.render_template(content, {"params": values, "ds": DS})
+    # the DAG's templates also know the day before (`SnapshotDateTemplates`)
+    previous = (date.fromisoformat(DS) - timedelta(days=1)).isoformat()
+    return task.render_template(content, {"params": values, "ds": DS, "previous_ds": previous})
 
 
 def sensor(tmp_path: Path, **kwargs: Any) -> Any:
