@@ -112,6 +112,12 @@ SUBSCRIPTIONS = Table(
             # the member's client.id and host, as kafka-consumer-groups.sh --members shows them
             ("client_id", STRING, True),
             ("client_host", STRING, True),
+            # the client library of the member's consumer (`java`, `librdkafka`,
+            # `kafka-python`, or another name kept as given; null: Java)
+            ("client_library", STRING, True),
+            # whether the member's last assignment carried user data (a client-side assignor's
+            # own state, which the consumer protocol's server-side assignment cannot carry)
+            ("assignment_user_data", BOOL, True),
         ]
     ),
     required=True,
@@ -139,7 +145,10 @@ OFFSETS = Table(
         ]
     ),
 )
-INPUTS = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, OFFSETS)
+# For `consumer` (KIP-848) groups: the broker's target assignment, beside what the members
+# hold in `current_assignment`.
+TARGET_ASSIGNMENT = Table("target_assignment", CURRENT_ASSIGNMENT.columns)
+INPUTS = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, TARGET_ASSIGNMENT, OFFSETS)
 
 # ---- outputs --------------------------------------------------------------------------------
 

@@ -94,6 +94,8 @@ def _verdict(t: pa.DataType, expected: T.DataType) -> str:
         return FLOAT if pa.types.is_floating(t) and t != pa.float16() else BAD
     if isinstance(expected, T.DoubleType):
         return OK if _is_int(t) or pa.types.is_float32(t) or pa.types.is_float64(t) else BAD
+    if isinstance(expected, T.BooleanType):
+        return OK if pa.types.is_boolean(t) else BAD
     if isinstance(expected, T.ArrayType) and (pa.types.is_list(t) or pa.types.is_large_list(t)):
         element = t.value_type
         return (

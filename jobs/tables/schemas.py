@@ -58,8 +58,9 @@ class InputTable:
 TOPIC_PARTITIONS = InputTable.of(contract.TOPIC_PARTITIONS)
 SUBSCRIPTIONS = InputTable.of(contract.SUBSCRIPTIONS)
 CURRENT_ASSIGNMENT = InputTable.of(contract.CURRENT_ASSIGNMENT)
+TARGET_ASSIGNMENT = InputTable.of(contract.TARGET_ASSIGNMENT)
 OFFSETS = InputTable.of(contract.OFFSETS)
-INPUT_TABLES = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, OFFSETS)
+INPUT_TABLES = (TOPIC_PARTITIONS, SUBSCRIPTIONS, CURRENT_ASSIGNMENT, TARGET_ASSIGNMENT, OFFSETS)
 
 # Columns that may be absent from an input file: they are optional in meaning (all null).
 OPTIONAL_COLUMNS = {(t.name, c) for t in INPUT_TABLES for c in t.nullable}

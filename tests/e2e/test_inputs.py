@@ -136,6 +136,7 @@ def test_inputs_as_pandas_and_pyarrow_write_them_are_planned(spark, tmp_path: Pa
         "topic_partitions": 6,
         "subscriptions": 3,
         "current_assignment": 1,
+        "target_assignment": None,
         "offsets": None,
     }
     assert manifest["rejected_by_reason"] == {}
