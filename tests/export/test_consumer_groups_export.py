@@ -232,3 +232,27 @@ def test_kip848_members_library_from_client_id_and_no_assignment_bytes() -> None
     assert rows["m-a"]["client_library"] == "librdkafka"
     assert rows["m-b"]["client_library"] == "java"
     assert {r["assignment_user_data"] for r in rows.values()} == {None}
+
+
+def test_every_table_is_written_with_the_contracts_schema(tmp_path: Any) -> None:
+    import pyarrow.parquet as pq
+
+    from jobs.export.writer import SCHEMAS, write_snapshot
+    from jobs.tables.group_read import check_input
+
+    snap = collect(FakeClient([answer()]), Options())  # type: ignore[arg-type]
+    write_snapshot(str(tmp_path), snap.tables(), {})
+    paths = check_input(str(tmp_path))
+    for name, schema in SCHEMAS.items():
+        assert paths[name] is not None, name
+        assert pq.read_table(tmp_path / name).schema.equals(schema), name
+    target = pq.read_table(tmp_path / "target_assignment").to_pylist()
+    assert target == [
+        {"group_id": "payments", "member_id": "m-a", "topic": "orders", "partition": 0}
+    ]
+    subs = {r["member_id"]: r for r in pq.read_table(tmp_path / "subscriptions").to_pylist()}
+    assert {m: r["group_protocol"] for m, r in subs.items()} == {
+        "m-a": "consumer",
+        "m-b": "classic",
+    }
+    assert {r["client_library"] for r in subs.values()} == {None}  # client-a, client-b
