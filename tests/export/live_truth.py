@@ -53,6 +53,9 @@ class LiveGroup:
     verdict: str
     # kafka-python: what builds the assignor class (None: the library's own for `strategy`)
     assignor: Callable[[], Any] | None = None
+    # a client.id of the team's (None: the library's default): then only the metadata layout
+    # can name the library, for the members whose metadata carries it
+    client_id: str | None = None
     consumers: list[Any] = field(default_factory=list)
 
     def wanted(self, sizes: dict[str, int]) -> set[tuple[str, int]]:
@@ -76,6 +79,7 @@ class KafkaPythonMember(threading.Thread):
             group_instance_id=member.instance,
             enable_auto_commit=False,
             partition_assignment_strategy=[assignor],
+            **({"client_id": group.client_id} if group.client_id else {}),
             session_timeout_ms=SESSION_MS,
             heartbeat_interval_ms=HEARTBEAT_MS,
             **extra,
@@ -127,6 +131,8 @@ def librdkafka_member(bootstrap: str, group: LiveGroup, member: Member) -> Any:
     }
     if member.instance is not None:
         conf["group.instance.id"] = member.instance
+    if group.client_id:
+        conf["client.id"] = group.client_id
     c = Consumer(conf)
     c.subscribe(list(member.topics or group.topics))
     return c
@@ -286,7 +292,12 @@ def plan_of(snap: Path, group_id: str, strategy: str) -> Held:
 def check_group(snap: Path, g: LiveGroup, held: Held) -> None:
     """What the snapshot shows of `g`, by the verdict it should get."""
     rows = members_of(snap, g.group_id)
-    assert set(rows.client_library) == {g.library}, (g.group_id, set(rows.client_library))
+    libraries = set(rows.client_library)
+    if g.client_id is None:  # the library's default client.id names it for every member
+        assert libraries == {g.library}, (g.group_id, libraries)
+    else:  # named by the layout where the metadata carries it, else no evidence (null)
+        assert g.library in libraries, (g.group_id, libraries)
+        assert libraries <= {g.library, None}, (g.group_id, libraries)
     states = set(rows.group_state)
     if g.verdict == REBALANCING:
         assert states & {"PreparingRebalance", "CompletingRebalance"}, (g.group_id, states)

@@ -83,6 +83,17 @@ GROUPS = [
         [lt.Member(), lt.Member(), lt.Member()],
         lt.MATCHES_ELECTED,
     ),
+    # A client.id of the team's: the sticky user data's layout names the library for the
+    # members that owned partitions when they last joined (the third joins later, empty).
+    lt.LiveGroup(
+        "lt-kp-sticky-named",
+        "kafka-python",
+        "sticky",
+        (ORDERS, AUDIT),
+        [lt.Member(), lt.Member(), lt.Member()],
+        lt.MATCHES_ELECTED,
+        client_id="orders-app",
+    ),
     lt.LiveGroup(
         "lt-kp-custom",
         "kafka-python",
@@ -117,8 +128,9 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
         for f in admin.create_topics([NewTopic(t, n, 1) for t, n in TOPICS.items()]).values():
             f.result(30)
         try:
+            named = next(g for g in GROUPS if g.client_id)
             for g in GROUPS:
-                lt.start(broker.bootstrap, g)
+                lt.start(broker.bootstrap, g, 2 if g is named else None)
             lt.start(broker.bootstrap, REBALANCING, 2, max_poll_interval_ms=HOLD_MS)
 
             def complete(g: lt.LiveGroup, held: lt.Held) -> bool:
@@ -129,6 +141,8 @@ def live(tmp_path_factory: pytest.TempPathFactory) -> Iterator[dict[str, Any]]:
                 return lt.whole(g, held, TOPICS)
 
             lt.settle(everyone, TOPICS, complete)
+            lt.start(broker.bootstrap, named)
+            lt.settle([named], TOPICS)
             held = {g.group_id: lt.holdings(g) for g in GROUPS}
             REBALANCING.consumers[0].hold()
             lt.start(broker.bootstrap, REBALANCING, max_poll_interval_ms=HOLD_MS)
@@ -188,10 +202,23 @@ def test_librdkafka_static_members_follow_javas_order(live: dict[str, Any]) -> N
     """With only static members, librdkafka's leader orders them by group.instance.id, as
     Java's does: the unqualified (Java) plan is the live assignment too."""
     snap = live["snap"]
-    for g in GROUPS[:2]:
+    for g in (g for g in GROUPS if g.library == "librdkafka"):
         held = live["held"][g.group_id]
         java = lt.plan_of(snap, g.group_id, g.strategy)
         assert {m: java.get(m, set()) for m in held} == held, g.group_id
+
+
+def test_the_layout_names_kafka_python_behind_a_chosen_client_id(live: dict[str, Any]) -> None:
+    rows = lt.members_of(live["snap"], "lt-kp-sticky-named").set_index("member_id")
+    assert set(rows.client_id) == {"orders-app"}
+    # The two first members rejoined owning partitions: their sticky user data is
+    # kafka-python's layout, with the generation of what they owned. The third owned nothing
+    # when it joined (unless the group took another round after it).
+    named = rows[rows.client_library.notna()]
+    assert len(named) >= 2
+    assert set(named.client_library) == {"kafka-python"}
+    assert (named.generation >= 1).all()
+    assert rows[rows.client_library.isna()].generation.isna().all()
 
 
 def test_the_odd_assignors_result_is_what_the_members_hold(live: dict[str, Any]) -> None:
