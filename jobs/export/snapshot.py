@@ -1,4 +1,4 @@
-"""A live cluster to the four input tables: which groups, their members, partitions, offsets.
+"""A live cluster to the input tables: which groups, their members, partitions, offsets.
 
 One failing group never stops the export: it is recorded (`failed` when the cluster could not
 answer for it, `skipped` when it is not a consumer group this planner can plan) and the rest
