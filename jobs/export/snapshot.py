@@ -1,4 +1,4 @@
-"""A live cluster to the four input tables: which groups, their members, partitions, offsets.
+"""A live cluster to the input tables: which groups, their members, partitions, offsets.
 
 One failing group never stops the export: it is recorded (`failed` when the cluster could not
 answer for it, `skipped` when it is not a consumer group this planner can plan) and the rest
@@ -27,12 +27,15 @@ from jobs.export.client import (
     RequestFailed,
     describe_error,
 )
+from jobs.export.libraries import client_library
 from jobs.export.protocol import (
     CONSUMER_GROUP_DESCRIBE,
     ConsumerGroup,
     DecodeError,
+    Subscription,
     TopicIdPartitions,
     decode_assignment,
+    decode_sticky_user_data,
     decode_subscription,
     member_generation,
 )
@@ -75,10 +78,35 @@ class Snapshot:
     # Kafka's name of each exported group's state (DescribeGroups or ConsumerGroupDescribe).
     states: dict[str, str] = field(default_factory=dict)
     cluster: ClusterInfo | None = None
+    # KIP-848 groups: the broker's target assignment (ConsumerGroupDescribe's TargetAssignment).
+    target_assignment: list[dict[str, Any]] = field(default_factory=list)
+    # Per (group, member): its client library (libraries.client_library; None: no evidence)
+    # and whether its assignment bytes carry user data (classic members; None: unknown).
+    libraries: dict[tuple[str, str], str | None] = field(default_factory=dict)
+    user_data: dict[tuple[str, str], bool | None] = field(default_factory=dict)
 
     def subscription_rows(self) -> list[dict[str, Any]]:
-        """The subscriptions table: each member row with its group's state."""
-        return [{**r, "group_state": self.states.get(r["group_id"])} for r in self.subscriptions]
+        """The subscriptions table: each member row with its group's state, its client library
+        and whether its assignment carries user data."""
+        return [
+            {
+                **r,
+                "group_state": self.states.get(r["group_id"]),
+                "client_library": self.libraries.get((r["group_id"], r["member_id"])),
+                "assignment_user_data": self.user_data.get((r["group_id"], r["member_id"])),
+            }
+            for r in self.subscriptions
+        ]
+
+    def tables(self) -> dict[str, list[dict[str, Any]]]:
+        """Every input table the exporter writes, by name (target_assignment may be empty)."""
+        return {
+            "topic_partitions": self.topic_partitions,
+            "subscriptions": self.subscription_rows(),
+            "current_assignment": self.current_assignment,
+            "target_assignment": self.target_assignment,
+            "offsets": self.offsets,
+        }
 
     def rebalancing(self) -> dict[str, str]:
         """Exported groups caught mid-rebalance, with their state."""
@@ -128,6 +156,12 @@ def _member_rows(group: RawGroup, snap: Snapshot) -> tuple[list[dict[str, Any]],
                 f"member {m.member_id}'s metadata does not decode as the consumer protocol: {exc}"
             )
             return None
+        key = (group.group_id, m.member_id)
+        snap.libraries[key] = client_library(
+            m.client_id, group.group_id, m.group_instance_id or None, _sticky_layout(sub)
+        )
+        # A member that has not had its SyncGroup answer yet has no assignment bytes: unknown.
+        snap.user_data[key] = None if assignment is None else bool(assignment.user_data)
         subs.append(
             {
                 "group_id": group.group_id,
@@ -156,6 +190,16 @@ def _member_rows(group: RawGroup, snap: Snapshot) -> tuple[list[dict[str, Any]],
                 for p in parts
             )
     return subs, owned
+
+
+def _sticky_layout(sub: Subscription) -> str | None:
+    """The sticky layout the subscription's user data reads as, if it is one."""
+    if not sub.user_data:
+        return None
+    try:
+        return decode_sticky_user_data(sub.user_data).layout
+    except DecodeError:
+        return None
 
 
 def _classify(groups: dict[str, RawGroup], snap: Snapshot) -> list[str]:
@@ -211,12 +255,24 @@ def _names(
     return out
 
 
-def _consumer_rows(info: ClusterInfo, g: ConsumerGroup) -> tuple[list[Any], list[Any]]:
-    """A KIP-848 group's members: the broker keeps each one's subscription, epoch and
-    assignment itself (no opaque bytes to decode)."""
+# ConsumerGroupDescribe v1's MemberType: the protocol the member itself speaks. A group being
+# migrated (classic members joining a consumer group, or the other way) holds both kinds.
+MEMBER_PROTOCOL = {0: "classic", 1: "consumer"}
+
+
+def _consumer_rows(
+    info: ClusterInfo, g: ConsumerGroup, snap: Snapshot
+) -> tuple[list[Any], list[Any], list[Any]]:
+    """A KIP-848 group's members, what they hold and the broker's target for them: the broker
+    keeps each one's subscription, epoch and assignments itself (no opaque bytes to decode)."""
     subs: list[dict[str, Any]] = []
     owned: list[dict[str, Any]] = []
+    target: list[dict[str, Any]] = []
     for m in g.members:
+        key = (g.group_id, m.member_id)
+        snap.libraries[key] = client_library(m.client_id, g.group_id, m.instance_id or None)
+        # The answer holds no member's assignment bytes, classic members' included.
+        snap.user_data[key] = None
         pattern = m.subscribed_topic_regex or None
         subs.append(
             {
@@ -232,7 +288,8 @@ def _consumer_rows(info: ClusterInfo, g: ConsumerGroup) -> tuple[list[Any], list
                 # no member's own group.remote.assignor in this answer.
                 "assignment_strategies": [g.assignor_name] if g.assignor_name else None,
                 "generation": m.member_epoch,
-                "group_protocol": "consumer",
+                # v1: each member's own protocol; v0 (or unknown): the group's
+                "group_protocol": MEMBER_PROTOCOL.get(m.member_type, "consumer"),
                 "client_id": m.client_id,
                 "client_host": m.client_host,
             }
@@ -241,7 +298,11 @@ def _consumer_rows(info: ClusterInfo, g: ConsumerGroup) -> tuple[list[Any], list
             {"group_id": g.group_id, "member_id": m.member_id, "topic": t, "partition": p}
             for t, p in _names(info, g.group_id, m.member_id, m.assignment)
         )
-    return subs, owned
+        target.extend(
+            {"group_id": g.group_id, "member_id": m.member_id, "topic": t, "partition": p}
+            for t, p in _names(info, g.group_id, m.member_id, m.target_assignment)
+        )
+    return subs, owned, target
 
 
 def _classify_consumer(
@@ -261,9 +322,10 @@ def _classify_consumer(
         elif not g.members:
             snap.empty.append(gid)
         else:
-            subs, owned = _consumer_rows(info, g)
+            subs, owned, target = _consumer_rows(info, g, snap)
             snap.subscriptions.extend(subs)
             snap.current_assignment.extend(owned)
+            snap.target_assignment.extend(target)
             snap.states[gid] = g.group_state
             exported.append(gid)
     return exported
@@ -471,6 +533,7 @@ def _finish(
     keep = [g for g in exported if g not in failed]
     snap.subscriptions = [r for r in snap.subscriptions if r["group_id"] not in failed]
     snap.current_assignment = [r for r in snap.current_assignment if r["group_id"] not in failed]
+    snap.target_assignment = [r for r in snap.target_assignment if r["group_id"] not in failed]
     used: set[str] = set()
     for r in snap.subscriptions:
         used.update(_subscribed_topics(info, r))

@@ -1,4 +1,4 @@
-"""The snapshot folder: four Parquet tables, `_snapshot.json`, then `_SUCCESS`.
+"""The snapshot folder: the input tables as Parquet, `_snapshot.json`, then `_SUCCESS`.
 
 The output is guarded exactly as the planner's (jobs/output/): a lock beside it, leftovers
 of dead runs cleaned, the tables written into a hidden sibling and swapped in only when

@@ -6,6 +6,7 @@ answering with the bytes Kafka's schema defines (decoded by the exporter's own d
 
 from __future__ import annotations
 
+import dataclasses
 from collections import defaultdict
 from typing import Any
 
@@ -120,7 +121,8 @@ def test_members_map_to_the_contract_columns() -> None:
         "topic_pattern": "orders.*",
         "assignment_strategies": ["uniform"],
         "generation": 6,
-        "group_protocol": "consumer",
+        # ConsumerGroupDescribe v1's MemberType 0: a classic member of a group being migrated
+        "group_protocol": "classic",
         "client_id": "client-b",
         "client_host": "/10.0.0.2",
     }
@@ -199,3 +201,58 @@ def test_without_api_69_the_groups_are_skipped_with_the_reason() -> None:
             "a KIP-848 consumer group (group.protocol=consumer): the broker does not serve"
             " ConsumerGroupDescribe"
         )
+
+
+def test_target_assignment_is_the_brokers_target_named_by_topic_id() -> None:
+    snap = collect(FakeClient([answer()]), Options())  # type: ignore[arg-type]
+    target = defaultdict(set)
+    for r in snap.tables()["target_assignment"]:
+        assert r["group_id"] == "payments"
+        target[r["member_id"]].add((r["topic"], r["partition"]))
+    # m-a's target is orders-0 (it still holds orders-2 and audit-1); m-b's is empty.
+    assert target == {"m-a": {("orders", 0)}}
+
+
+def test_v0_has_no_member_type_every_member_is_the_groups_protocol() -> None:
+    snap = collect(FakeClient([answer(version=0)]), Options())  # type: ignore[arg-type]
+    assert {r["group_protocol"] for r in snap.subscriptions} == {"consumer"}
+    assert len(snap.target_assignment) == 1
+
+
+def test_kip848_members_library_from_client_id_and_no_assignment_bytes() -> None:
+    reply = answer()
+    group = reply.groups[0]
+    members = [
+        dataclasses.replace(group.members[0], client_id="rdkafka"),
+        dataclasses.replace(group.members[1], client_id="consumer-payments-3"),
+    ]
+    reply = dataclasses.replace(reply, groups=[dataclasses.replace(group, members=members)])
+    snap = collect(FakeClient([reply]), Options())  # type: ignore[arg-type]
+    rows = {r["member_id"]: r for r in snap.subscription_rows()}
+    assert rows["m-a"]["client_library"] == "librdkafka"
+    assert rows["m-b"]["client_library"] == "java"
+    assert {r["assignment_user_data"] for r in rows.values()} == {None}
+
+
+def test_every_table_is_written_with_the_contracts_schema(tmp_path: Any) -> None:
+    import pyarrow.parquet as pq
+
+    from jobs.export.writer import SCHEMAS, write_snapshot
+    from jobs.tables.group_read import check_input
+
+    snap = collect(FakeClient([answer()]), Options())  # type: ignore[arg-type]
+    write_snapshot(str(tmp_path), snap.tables(), {})
+    paths = check_input(str(tmp_path))
+    for name, schema in SCHEMAS.items():
+        assert paths[name] is not None, name
+        assert pq.read_table(tmp_path / name).schema.equals(schema), name
+    target = pq.read_table(tmp_path / "target_assignment").to_pylist()
+    assert target == [
+        {"group_id": "payments", "member_id": "m-a", "topic": "orders", "partition": 0}
+    ]
+    subs = {r["member_id"]: r for r in pq.read_table(tmp_path / "subscriptions").to_pylist()}
+    assert {m: r["group_protocol"] for m, r in subs.items()} == {
+        "m-a": "consumer",
+        "m-b": "classic",
+    }
+    assert {r["client_library"] for r in subs.values()} == {None}  # client-a, client-b

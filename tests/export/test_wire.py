@@ -124,7 +124,7 @@ def rows() -> dict[str, Any]:
     for name, (version, data) in CONSUMER.items():
         answer = decode_consumer_group_describe_response(data, version)
         for g in answer.groups:
-            subs, owned = _consumer_rows(cluster(), g)
+            subs, owned, _ = _consumer_rows(cluster(), g, Snapshot())
             out[f"{name}/{g.group_id}"] = {
                 "group": [g.error_code, g.group_state, g.group_epoch, g.assignor_name],
                 "subscriptions": subs,
