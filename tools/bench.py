@@ -15,6 +15,10 @@ With `--peer`, kafka-python's own assignors compute the same groups in one proce
     python -m tools.bench --estate DIR --strategies config  # a snapshot of your own
     python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky --repeat 3
     python -m tools.bench --scenario what-if --groups 10000 --strategies config
+    python -m tools.bench --scenario growth --sizes 10000,30000,100000 --strategies config
+
+`growth` runs the job on estates of growing size and prints seconds and peak Python worker
+memory per 1,000 groups on one line, so that a change in the slope shows.
 
 `what-if` times the job with the config's what-if scenarios against the same job
 with `scenarios = []` (plan only; recommendations still computed), alternating. Every timed
@@ -224,9 +228,54 @@ def what_if(args: argparse.Namespace) -> None:
     spark.stop()
 
 
+def growth(args: argparse.Namespace) -> None:
+    """The job (the config's settings) on estates of each size, alternating sizes across
+    repeats; one line of seconds and peak worker MiB per 1,000 groups."""
+    sizes = [int(x) for x in args.sizes.split(",")]
+    estates = {n: _estate(args, n) for n in sizes}
+    config = load_config(strategies=None if args.strategies == "config" else args.strategies)
+    quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
+    config = config.replace(spark=quiet)
+    if args.plan_only:
+        config = config.replace(scenarios=())
+    spark = build_session(config)
+    spark.sparkContext.setLogLevel("ERROR")
+    out = str(args.work / "out-growth")
+    run(spark, str(_estate(args, 2_000)), out, config, report=False)
+    seconds: dict[int, list[float]] = {n: [] for n in sizes}
+    peak: dict[int, float] = dict.fromkeys(sizes, 0.0)
+    for i in range(args.repeat):
+        for n, estate in estates.items():
+            t = time.monotonic()
+            with WorkerMemory() as memory:
+                result = run(spark, str(estate), out, config, report=False)
+            seconds[n].append(time.monotonic() - t)
+            peak[n] = max(peak[n], memory.peak_mib)
+            print(f"run {i + 1}, {n} groups: {seconds[n][-1]:.1f} s, peak Python worker"
+                  f" {memory.peak_mib:.0f} MiB\n  {result.phase_line()}", flush=True)  # fmt: skip
+    summary = {
+        n: {
+            "seconds": [round(x, 2) for x in seconds[n]],
+            "median": round(statistics.median(seconds[n]), 2),
+            "seconds_per_1000_groups": round(statistics.median(seconds[n]) / n * 1000, 3),
+            "peak_worker_mib": round(peak[n]),
+        }
+        for n in sizes
+    }
+    print(json.dumps(summary, indent=2))
+    print("growth: " + "; ".join(
+        f"{n:,} groups {summary[n]['median']:.1f} s = {summary[n]['seconds_per_1000_groups']:.2f}"
+        f" s/1k, peak worker {summary[n]['peak_worker_mib']} MiB" for n in sizes
+    ) + f" (median of {args.repeat})")  # fmt: skip
+    spark.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=("estate", "big-group", "what-if"), default="estate")
+    p.add_argument(
+        "--scenario", choices=("estate", "big-group", "what-if", "growth"), default="estate"
+    )
+    p.add_argument("--sizes", default="10000,30000,100000", help="growth: the estates' groups")
     p.add_argument("--groups", type=int, default=100_000)
     p.add_argument("--strategies", default="range,roundrobin", help="'config': the config's")
     p.add_argument("--repeat", type=int, default=3)
@@ -259,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.scenario == "what-if":
         what_if(args)
+        return
+    if args.scenario == "growth":
+        growth(args)
         return
 
     estate = args.estate or (
