@@ -221,6 +221,10 @@ bench: $(CORE_STAMP) ## Benchmarks: estate vs I/O floor, Kafka's large sticky te
 	$(PY) -m $(TOOLS).bench_sticky --case all --assignor all --replay
 	$(PY) -m $(TOOLS).bench --scenario big-group --strategies sticky,cooperative-sticky
 
+.PHONY: bench-growth
+bench-growth: $(CORE_STAMP) ## Cost of growth: 10k, 30k and 100k groups, seconds and peak worker memory per 1,000 groups
+	$(PY) -m $(TOOLS).bench --scenario growth --sizes 10000,30000,100000 --strategies config --repeat 1
+
 .PHONY: clean
 clean: ## Remove generated data, outputs and caches (keeps the venvs)
 	rm -rf data out dist build .pytest_cache .mypy_cache .ruff_cache

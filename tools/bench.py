@@ -1,16 +1,24 @@
-"""`make bench`: the job end to end against an I/O-only floor, measured in the same run.
+"""`make bench`: the job end to end against two floors, measured in the same run.
 
-The floor reads the same inputs (every table, fully scanned) and writes the same number of
-rows to the same three tables, the same way (fixed hash partitioning, sorted files,
-`assignments` partitioned by strategy), but computes no assignment. Runs alternate between
-floor and job so that machine noise hits both alike; medians and their ratio are printed.
+Both floors (`tools.floors`) read the same inputs (every table, fully scanned) and write the
+job's own output rows again, computing no assignment: the Spark floor the job's way (the same
+tables, hash partitioning, sorted files, `assignments` in one folder per strategy), the Arrow
+floor with pyarrow alone in two processes (the physical floor). Runs alternate between the job
+and the floors so that machine noise hits all alike; medians and their ratios are printed.
+With `--peer`, kafka-python's own assignors compute the same groups in one process with no I/O
+(`tools.bench_peer`), alternating too.
 
     python -m tools.bench --groups 100000 --strategies range,roundrobin --repeat 3
     python -m tools.bench --groups 100000 --plan-only  # no what-if scenarios
+    python -m tools.bench --groups 100000 --plan-only --peer  # and kafka-python's assignors
     python -m tools.bench --groups 100000 --offsets   # with an offsets table
     python -m tools.bench --estate DIR --strategies config  # a snapshot of your own
     python -m tools.bench --scenario big-group --strategies sticky,cooperative-sticky --repeat 3
     python -m tools.bench --scenario what-if --groups 10000 --strategies config
+    python -m tools.bench --scenario growth --sizes 10000,30000,100000 --strategies config
+
+`growth` runs the job on estates of growing size and prints seconds and peak Python worker
+memory per 1,000 groups on one line, so that a change in the slope shows.
 
 `what-if` times the job with the config's what-if scenarios against the same job
 with `scenarios = []` (plan only; recommendations still computed), alternating. Every timed
@@ -25,60 +33,46 @@ import json
 import logging
 import shutil
 import statistics
+import subprocess
 import sys
 import threading
 import time
 from pathlib import Path
 from typing import Any
 
-from pyspark.sql import DataFrame, SparkSession
-from pyspark.sql import functions as F
+from pyspark.sql import SparkSession
 
-from jobs import fs, output
-from jobs.plan.pipeline import run, sorted_for_write
+from jobs.plan.pipeline import run
 from jobs.plan.session import build_session
 from jobs.settings.config import PlannerConfig, load_config
-from jobs.tables.inputs import read_table
-from jobs.tables.schemas import INPUT_TABLES, OUTPUT_FIELDS
 from tools import sample_estate
+from tools.floors import ArrowFloor, SparkFloor, same_rows
 from tools.sample_estate import generate, write
 
 
-def floor(spark: SparkSession, input_dir: str, output_dir: str, rows: dict[str, int],
-          strategies: tuple[str, ...], files: int) -> None:  # fmt: skip
-    """Read every input table fully, then write `rows[table]` synthetic rows per table."""
-    for source in INPUT_TABLES:
-        df = read_table(spark, input_dir, source)
-        if df is not None:
-            df.select(F.hash(*df.columns).alias("h")).agg(F.sum("h")).collect()
-    with output.atomic_output(spark, output_dir) as tmp:
-        for table, fields in OUTPUT_FIELDS.items():
-            frame = _synthetic(spark, rows[table], fields, strategies)
-            writer = sorted_for_write(frame, table, files).write.mode("error")
-            if table == "assignments":
-                writer = writer.partitionBy("strategy")
-            writer.parquet(f"{tmp}/{table}")
-        fs.write_json(spark, f"{tmp}/_manifest.json", {"floor": True})
+def floors(spark: SparkSession, estate: str, job_output: str, work: Path,
+           files: int) -> tuple[float, float]:  # fmt: skip
+    """The Spark floor's and the Arrow floor's seconds for `estate`, each writing the rows of
+    the job's output in `job_output` (loaded before each clock starts)."""
+    spark_floor = SparkFloor(spark, job_output, files)
+    t = time.monotonic()
+    spark_floor.run(spark, estate, str(work / "out-floor"))
+    spark_seconds = time.monotonic() - t
+    spark_floor.release()
+    arrow_seconds = ArrowFloor(estate, job_output).run(str(work / "out-floor-arrow"))
+    for floor_output in ("out-floor", "out-floor-arrow"):
+        if not same_rows(job_output, str(work / floor_output)):
+            raise RuntimeError(f"{floor_output} did not write the job's rows")
+    return spark_seconds, arrow_seconds
 
 
-def _synthetic(spark: SparkSession, n: int, fields: Any, strategies: tuple[str, ...]) -> DataFrame:
-    idx = F.col("id")
-    cols = []
-    for name, dtype, _ in fields:
-        if name == "strategy":
-            value = F.element_at(
-                F.array(*[F.lit(s) for s in strategies]), (idx % len(strategies) + 1).cast("int")
-            )
-        elif name == "group_id":
-            value = F.concat(F.lit("group-"), (idx % 100_000).cast("string"))
-        elif dtype.simpleString() == "array<string>":
-            value = F.array(F.lit("range"), F.lit("cooperative-sticky"))
-        elif dtype.simpleString() == "string":
-            value = F.concat(F.lit(f"{name}-"), (idx % 9973).cast("string"))
-        else:
-            value = (idx % 64).cast(dtype)
-        cols.append(value.alias(name))
-    return spark.range(n).select(*cols)
+def peer(estate: Path, strategies: str) -> float:
+    """kafka-python's assignors over every group of `estate`, in a process of their own."""
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.bench_peer", str(estate), "--strategies", strategies],
+        check=True, capture_output=True, text=True,
+    )  # fmt: skip
+    return float(json.loads(done.stdout.strip().splitlines()[-1])["total_seconds"])
 
 
 class WorkerMemory:
@@ -114,7 +108,7 @@ class WorkerMemory:
 def big_group(args: argparse.Namespace) -> None:
     """One group of 1M partitions (Kafka's large sticky test) through the job at default
     settings, report included: a fresh plan (no current assignment) and a rebalance (every
-    member but one owns its share), each against the I/O floor of the same estate, alternating.
+    member but one owns its share), each against the floors of the same estate, alternating.
     """
     estates = {}
     for variant, owned in (("fresh", False), ("rebalance", True)):
@@ -127,28 +121,28 @@ def big_group(args: argparse.Namespace) -> None:
     config = config.replace(spark=quiet)
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
-    out_job, out_floor = str(args.work / "out-big-group"), str(args.work / "out-floor")
+    out_job = args.work / "out-big-group"
+    files = config.execution.output_files
     # Warm up the JVM and the Python workers on a small estate (see `main`).
     warm = _estate(args, 2_000)
-    rows = run(spark, str(warm), out_job, config, report=False).output_rows
-    floor(
-        spark, str(warm), out_floor, rows, config.planner.strategies, config.execution.output_files
-    )
-    times: dict[str, dict[str, list[float]]] = {v: {"job": [], "floor": []} for v in estates}
+    run(spark, str(warm), str(out_job), config, report=False)
+    floors(spark, str(warm), str(out_job), args.work, files)
+    times: dict[str, dict[str, list[float]]] = {
+        v: {"job": [], "floor": [], "arrow": []} for v in estates
+    }
     for i in range(args.repeat):
         for variant, estate in estates.items():
             t = time.monotonic()
             with WorkerMemory() as memory:
-                manifest = run(spark, str(estate), out_job, config)
+                manifest = run(spark, str(estate), str(out_job), config)
             times[variant]["job"].append(time.monotonic() - t)
-            t = time.monotonic()
-            floor(spark, str(estate), out_floor, manifest.output_rows, config.planner.strategies,
-                  config.execution.output_files)  # fmt: skip
-            times[variant]["floor"].append(time.monotonic() - t)
-            job, flo = times[variant]["job"][-1], times[variant]["floor"][-1]
+            spark_s, arrow_s = floors(spark, str(estate), str(out_job), args.work, files)
+            times[variant]["floor"].append(spark_s)
+            times[variant]["arrow"].append(arrow_s)
             print(
-                f"run {i + 1}, {variant}: job {job:.1f} s, floor {flo:.1f} s, peak Python"
-                f" worker RSS {memory.peak_mib:.0f} MiB\n  {manifest.phase_line()}",
+                f"run {i + 1}, {variant}: job {times[variant]['job'][-1]:.1f} s, Spark floor"
+                f" {spark_s:.1f} s, Arrow floor {arrow_s:.1f} s, peak Python worker RSS"
+                f" {memory.peak_mib:.0f} MiB\n  {manifest.phase_line()}",
                 flush=True,
             )
     summary: dict[str, Any] = {
@@ -156,25 +150,28 @@ def big_group(args: argparse.Namespace) -> None:
         "cores": spark.sparkContext.defaultParallelism,
     }
     for variant, t in times.items():
-        job, flo = statistics.median(t["job"]), statistics.median(t["floor"])
+        job, flo, arrow = (statistics.median(t[k]) for k in ("job", "floor", "arrow"))
         summary[variant] = {
-            "job_seconds": [round(x, 2) for x in t["job"]],
-            "floor_seconds": [round(x, 2) for x in t["floor"]],
+            **{f"{k}_seconds": [round(x, 2) for x in v] for k, v in t.items()},
             "job_median": round(job, 2),
             "floor_median": round(flo, 2),
+            "arrow_floor_median": round(arrow, 2),
             "beyond_floor": round(job - flo, 2),
             "ratio": round(job / flo, 2),
+            "arrow_ratio": round(job / arrow, 2),
         }
     print(json.dumps(summary, indent=2))
     for variant in times:
         s = summary[variant]
         print(
             f"one group of 1M partitions, {variant}, {', '.join(config.planner.strategies)}:"
-            f" job {s['job_median']:.1f} s vs I/O floor {s['floor_median']:.1f} s,"
-            f" {s['beyond_floor']:.1f} s beyond it ({s['ratio']:.2f}x; median of {args.repeat})"
+            f" job {s['job_median']:.1f} s vs Spark floor {s['floor_median']:.1f} s,"
+            f" {s['beyond_floor']:.1f} s beyond it ({s['ratio']:.2f}x), Arrow floor"
+            f" {s['arrow_floor_median']:.1f} s ({s['arrow_ratio']:.2f}x; median of {args.repeat})"
         )
     spark.stop()
-    shutil.rmtree(out_floor, ignore_errors=True)
+    for folder in ("out-floor", "out-floor-arrow"):
+        shutil.rmtree(args.work / folder, ignore_errors=True)
 
 
 def _estate(args: argparse.Namespace, groups: int) -> Path:
@@ -231,9 +228,54 @@ def what_if(args: argparse.Namespace) -> None:
     spark.stop()
 
 
+def growth(args: argparse.Namespace) -> None:
+    """The job (the config's settings) on estates of each size, alternating sizes across
+    repeats; one line of seconds and peak worker MiB per 1,000 groups."""
+    sizes = [int(x) for x in args.sizes.split(",")]
+    estates = {n: _estate(args, n) for n in sizes}
+    config = load_config(strategies=None if args.strategies == "config" else args.strategies)
+    quiet = {**config.spark, "spark.ui.showConsoleProgress": "false", "spark.driver.memory": "8g"}
+    config = config.replace(spark=quiet)
+    if args.plan_only:
+        config = config.replace(scenarios=())
+    spark = build_session(config)
+    spark.sparkContext.setLogLevel("ERROR")
+    out = str(args.work / "out-growth")
+    run(spark, str(_estate(args, 2_000)), out, config, report=False)
+    seconds: dict[int, list[float]] = {n: [] for n in sizes}
+    peak: dict[int, float] = dict.fromkeys(sizes, 0.0)
+    for i in range(args.repeat):
+        for n, estate in estates.items():
+            t = time.monotonic()
+            with WorkerMemory() as memory:
+                result = run(spark, str(estate), out, config, report=False)
+            seconds[n].append(time.monotonic() - t)
+            peak[n] = max(peak[n], memory.peak_mib)
+            print(f"run {i + 1}, {n} groups: {seconds[n][-1]:.1f} s, peak Python worker"
+                  f" {memory.peak_mib:.0f} MiB\n  {result.phase_line()}", flush=True)  # fmt: skip
+    summary = {
+        n: {
+            "seconds": [round(x, 2) for x in seconds[n]],
+            "median": round(statistics.median(seconds[n]), 2),
+            "seconds_per_1000_groups": round(statistics.median(seconds[n]) / n * 1000, 3),
+            "peak_worker_mib": round(peak[n]),
+        }
+        for n in sizes
+    }
+    print(json.dumps(summary, indent=2))
+    print("growth: " + "; ".join(
+        f"{n:,} groups {summary[n]['median']:.1f} s = {summary[n]['seconds_per_1000_groups']:.2f}"
+        f" s/1k, peak worker {summary[n]['peak_worker_mib']} MiB" for n in sizes
+    ) + f" (median of {args.repeat})")  # fmt: skip
+    spark.stop()
+
+
 def main(argv: list[str] | None = None) -> None:
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    p.add_argument("--scenario", choices=("estate", "big-group", "what-if"), default="estate")
+    p.add_argument(
+        "--scenario", choices=("estate", "big-group", "what-if", "growth"), default="estate"
+    )
+    p.add_argument("--sizes", default="10000,30000,100000", help="growth: the estates' groups")
     p.add_argument("--groups", type=int, default=100_000)
     p.add_argument("--strategies", default="range,roundrobin", help="'config': the config's")
     p.add_argument("--repeat", type=int, default=3)
@@ -254,6 +296,11 @@ def main(argv: list[str] | None = None) -> None:
         action="store_true",
         help="estate: scenarios = [] (no what-if rebalances), comparable with earlier figures",
     )
+    p.add_argument(
+        "--peer",
+        action="store_true",
+        help="estate: also time kafka-python's own assignors over the same groups (no I/O)",
+    )
     args = p.parse_args(argv)
     logging.basicConfig(level=logging.WARNING, stream=sys.stderr)
     if args.scenario == "big-group":
@@ -261,6 +308,9 @@ def main(argv: list[str] | None = None) -> None:
         return
     if args.scenario == "what-if":
         what_if(args)
+        return
+    if args.scenario == "growth":
+        growth(args)
         return
 
     estate = args.estate or (
@@ -280,7 +330,8 @@ def main(argv: list[str] | None = None) -> None:
         config = config.replace(scenarios=())
     spark = build_session(config)
     spark.sparkContext.setLogLevel("ERROR")
-    out_job, out_floor = str(args.work / "out-job"), str(args.work / "out-floor")
+    out_job = args.work / "out-job"
+    files = config.execution.output_files
 
     # Warm up the JVM (JIT) and the Python workers on a small estate first, so that neither
     # side of the comparison pays the start-up alone.
@@ -288,23 +339,33 @@ def main(argv: list[str] | None = None) -> None:
     if not (warm / "_SUCCESS").exists():
         write(generate(2_000, args.seed), warm, files=4)
         (warm / "_SUCCESS").touch()
-    warm_manifest = run(spark, str(warm), out_job, config, report=False).to_json()
-    floor(spark, str(warm), out_floor, warm_manifest["output_rows"], config.planner.strategies,
-          config.execution.output_files)  # fmt: skip
+    run(spark, str(warm), str(out_job), config, report=False)
+    floors(spark, str(warm), str(out_job), args.work, files)
 
-    job_times: list[float] = []
-    floor_times: list[float] = []
+    times: dict[str, list[float]] = {"job": [], "floor": [], "arrow": []}
+    if args.peer:
+        times["peer"] = []
+    peak: list[float] = []
     manifest: dict[str, Any] = {}
     for i in range(args.repeat):
         t = time.monotonic()
-        manifest = run(spark, str(estate), out_job, config, report=False).to_json()
-        job_times.append(time.monotonic() - t)
-        t = time.monotonic()
-        floor(spark, str(estate), out_floor, manifest["output_rows"], config.planner.strategies,
-              config.execution.output_files)  # fmt: skip
-        floor_times.append(time.monotonic() - t)
-        print(f"run {i + 1}: job {job_times[-1]:.1f} s, floor {floor_times[-1]:.1f} s", flush=True)
-    job, flo = statistics.median(job_times), statistics.median(floor_times)
+        with WorkerMemory() as memory:
+            result = run(spark, str(estate), str(out_job), config, report=False)
+        times["job"].append(time.monotonic() - t)
+        peak.append(memory.peak_mib)
+        manifest = result.to_json()
+        spark_s, arrow_s = floors(spark, str(estate), str(out_job), args.work, files)
+        times["floor"].append(spark_s)
+        times["arrow"].append(arrow_s)
+        if args.peer:
+            times["peer"].append(peer(estate, args.strategies))
+        print(
+            f"run {i + 1}: " + ", ".join(f"{k} {v[-1]:.1f} s" for k, v in times.items())
+            + f", peak Python worker RSS {memory.peak_mib:.0f} MiB\n  {result.phase_line()}",
+            flush=True,
+        )  # fmt: skip
+    medians = {k: statistics.median(v) for k, v in times.items()}
+    job = medians["job"]
     summary = {
         "groups": manifest["groups"],
         "input_rows": manifest["input_rows"],
@@ -312,18 +373,27 @@ def main(argv: list[str] | None = None) -> None:
         "strategies": list(config.planner.strategies),
         "offsets": args.offsets,
         "scenarios": list(config.planner.scenarios),
-        "job_seconds": [round(x, 2) for x in job_times],
-        "floor_seconds": [round(x, 2) for x in floor_times],
-        "job_median": round(job, 2),
-        "floor_median": round(flo, 2),
-        "ratio": round(job / flo, 2),
+        **{f"{k}_seconds": [round(x, 2) for x in v] for k, v in times.items()},
+        **{f"{k}_median": round(v, 2) for k, v in medians.items()},
+        "spark_floor_ratio": round(job / medians["floor"], 2),
+        "arrow_floor_ratio": round(job / medians["arrow"], 2),
+        **({"peer_ratio": round(job / medians["peer"], 2)} if args.peer else {}),
+        "peak_worker_mib": round(max(peak)),
         "cores": spark.sparkContext.defaultParallelism,
     }
     print(json.dumps(summary, indent=2))
-    print(f"job {job:.1f} s vs I/O floor {flo:.1f} s: {job / flo:.2f}x the floor", end="")
+    print(
+        f"job {job:.1f} s vs Spark floor {medians['floor']:.1f} s"
+        f" ({summary['spark_floor_ratio']:.2f}x) and Arrow floor {medians['arrow']:.1f} s"
+        f" ({summary['arrow_floor_ratio']:.2f}x)", end="",
+    )  # fmt: skip
+    if args.peer:
+        print(f"; kafka-python's assignors {medians['peer']:.1f} s ({summary['peer_ratio']:.2f}x)",
+              end="")  # fmt: skip
     print(f" (median of {args.repeat})")
     spark.stop()
-    shutil.rmtree(out_floor, ignore_errors=True)
+    for folder in ("out-floor", "out-floor-arrow"):
+        shutil.rmtree(args.work / folder, ignore_errors=True)
 
 
 if __name__ == "__main__":
