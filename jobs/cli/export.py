@@ -128,6 +128,7 @@ def _meta(
             "topic_partitions": len(snap.topic_partitions),
             "subscriptions": len(snap.subscriptions),
             "current_assignment": len(snap.current_assignment),
+            "target_assignment": len(snap.target_assignment),
             "offsets": len(snap.offsets),
         },
         "groups_exported": sorted({r["group_id"] for r in snap.subscriptions}),
@@ -176,12 +177,7 @@ def export(args: argparse.Namespace) -> int:
             try:
                 write_snapshot(
                     tmp,
-                    {
-                        "topic_partitions": snap.topic_partitions,
-                        "subscriptions": snap.subscription_rows(),
-                        "current_assignment": snap.current_assignment,
-                        "offsets": snap.offsets,
-                    },
+                    snap.tables(),
                     meta,
                 )
             except OSError as exc:  # a full disk, a quota, an I/O error

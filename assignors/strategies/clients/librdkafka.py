@@ -1,4 +1,4 @@
-"""librdkafka 2.16.1's `range` and `roundrobin`, as its group leader runs them.
+"""librdkafka 2.16.0's `range` and `roundrobin`, as its group leader runs them.
 
 Both are Java's algorithms (range with KIP-881 racks) over a different member order.
 librdkafka sorts members with `qsort` and `rd_kafka_group_member_cmp`: two static members
