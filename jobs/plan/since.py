@@ -13,13 +13,13 @@ import json
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
 from pyspark.sql import DataFrame, SparkSession
 
 from jobs import fs
 from jobs.tables import changes, contract
+from jobs.tables.inputs import local_path
 from jobs.tables.manifest import MANIFEST_FILE
 from jobs.tables.previous import (
     MEMBER_FIGURES,
@@ -53,14 +53,6 @@ class Since:
         return {"path": self.path, "ds": None, "unusable": self.unusable}
 
 
-def _local(path: str) -> str | None:
-    """`path` as an OS path when it is on the local file system, else None."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return parsed.path if parsed.scheme else path
-    return None
-
-
 def spark_reader(spark: SparkSession, root: str, own: bool = False) -> ReadTable:
     """Tables under `root` through Spark (any file system), collected to the driver as Arrow.
     `own`: written by this run, read with the contract's schemas."""
@@ -81,9 +73,14 @@ def spark_reader(spark: SparkSession, root: str, own: bool = False) -> ReadTable
 
 
 def read_since(spark: SparkSession, path: str) -> Since:
-    """The previous output at `path`, read now; an absent or unusable one is logged."""
-    local = _local(path)
+    """The previous output at `path`, read now; an absent or unusable one is logged.
+
+    Local when Hadoop resolves `path` to its local file system (`file:` URIs, and a path
+    without a scheme when the cluster's default file system is local): read with pyarrow
+    on the driver. Otherwise (HDFS, an object store; a path without a scheme on an HDFS
+    cluster): through Spark and Hadoop's FileSystem, never the OS."""
     try:
+        local = local_path(spark, path)
         if local is not None:
             previous = read_previous(local)
         else:

@@ -22,10 +22,12 @@ from __future__ import annotations
 import dataclasses
 import json
 import os
+import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import Any
+from urllib.parse import unquote, urlparse
 
 import numpy as np
 import pyarrow as pa
@@ -328,6 +330,19 @@ def previous_of(path: str, manifest: Any, read: ReadTable) -> PreviousRun:
     return PreviousRun(path, ds if isinstance(ds, str) else None, str(manifest["version"]), run)
 
 
+# A URI scheme, as Hadoop's Path parses one (`hdfs:`, `s3a:`, `file:`).
+_SCHEME = re.compile(r"^[A-Za-z][A-Za-z0-9+.-]*:")
+
+
+def os_path(uri: str) -> str | None:
+    """The OS path of a `file:` URI on this host (`file:/p`, `file:///p`,
+    `file://localhost/p`); None for another host's."""
+    parsed = urlparse(uri)
+    if parsed.scheme != "file" or parsed.netloc not in ("", "localhost"):
+        return None
+    return unquote(parsed.path) or None
+
+
 def group_since(output_dir: str, manifest: dict[str, Any], group_id: str) -> dict[str, Any] | None:
     """One group's figures in this output and in its previous run (the manifest's
     `previous`), for `describe`: None when the run had no previous one. A previous output
@@ -344,6 +359,11 @@ def group_since(output_dir: str, manifest: dict[str, Any], group_id: str) -> dic
     path = recorded.get("path")
     if recorded.get("unusable") or not isinstance(path, str):
         out["unusable"] = recorded.get("unusable") or "no previous path recorded"
+        return out
+    if path.startswith("file:"):
+        path = os_path(path) or path
+    elif _SCHEME.match(path):
+        out["unusable"] = f"{path} is not on the local file system: describe reads local outputs"
         return out
     if not os.path.isdir(path):
         out["unusable"] = f"{path} is no longer there"
