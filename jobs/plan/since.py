@@ -78,10 +78,13 @@ def read_since(spark: SparkSession, path: str) -> Since:
     Local when Hadoop resolves `path` to its local file system (`file:` URIs, and a path
     without a scheme when the cluster's default file system is local): read with pyarrow
     on the driver. Otherwise (HDFS, an object store; a path without a scheme on an HDFS
-    cluster): through Spark and Hadoop's FileSystem, never the OS."""
+    cluster): through Spark and Hadoop's FileSystem, never the OS. A local output is named
+    (in the warning, the manifest) by its absolute path."""
+    where = path
     try:
         local = local_path(spark, path)
         if local is not None:
+            where = local
             previous = read_previous(local)
         else:
             if not fs.exists(spark, path):
@@ -96,18 +99,18 @@ def read_since(spark: SparkSession, path: str) -> Since:
             previous = previous_of(path, manifest, spark_reader(spark, path))
     except PreviousUnusable as exc:
         log.warning("no changes table: previous output not compared: %s", exc)
-        return Since(path, unusable=str(exc))
+        return Since(where, unusable=str(exc))
     except Exception as exc:  # a damaged output must never fail the run
         cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning("no changes table: previous output %s unreadable: %s", path, cause)
-        return Since(path, unusable=f"{path}: unreadable: {cause}")
+        log.warning("no changes table: previous output %s unreadable: %s", where, cause)
+        return Since(where, unusable=f"{where}: unreadable: {cause}")
     log.info(
         "comparing with the previous output %s (ds %s, %d groups)",
-        path,
+        where,
         previous.ds or "not recorded",
         previous.run.groups,
     )
-    return Since(path, previous=previous)
+    return Since(where, previous=previous)
 
 
 def changes_frame(spark: SparkSession, rows: list[changes.Row]) -> DataFrame:

@@ -358,6 +358,7 @@ def test_describe_shows_the_previous_runs_figures_beside_todays(tmp_path: Path) 
     by_label = {f["figure"]: (f["previous"], f["today"]) for f in since["figures"]}
     assert by_label["members"] == (2, 3)
     assert by_label["balance_gap (elected)"] == (1, 2)
+    assert by_label["highest generation"] == (None, None)  # written without member figures
     text = "\n".join(_since_lines(since, 100))
     assert "SINCE THE PREVIOUS RUN (ds 2026-12-01" in text
     assert "BALANCE_WORSE" in text

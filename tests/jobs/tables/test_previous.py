@@ -149,3 +149,36 @@ def test_compare_runs_gives_the_rows_of_compare_on_every_group() -> None:
         got = compare_runs(run_of(before, live, members), run_of(after, live, members), 1_000)
         assert got == expected
         assert expected  # the trial has changes to find
+
+
+def test_file_uris_are_os_paths_on_this_host_only() -> None:
+    from jobs.tables.previous import os_path
+
+    assert os_path("file:///data/out/ds=2026-12-01") == "/data/out/ds=2026-12-01"
+    assert os_path("file:/data/out") == "/data/out"
+    assert os_path("file://localhost/data/a%20b") == "/data/a b"
+    assert os_path("file://other-host/data/out") is None
+    assert os_path("hdfs://nn/data/out") is None
+
+
+def test_describe_names_a_previous_output_on_another_file_system(tmp_path: Path) -> None:
+    from jobs.tables.previous import group_since
+
+    today = output(
+        tmp_path / "today",
+        {
+            "balance_metrics": [metrics("a", "elected")],
+            "elections": [election("a", max_generation=7, members_digest="d1")],
+            "recommendations": [{"group_id": "a", "recommended_strategy": "range"}],
+        },
+    )
+    remote = {"previous": {"path": "hdfs://nn/out/ds=2026-12-01", "ds": "2026-12-01"}}
+    shown = group_since(str(today), remote, "a")
+    assert shown is not None
+    assert shown["after"] == Figures("a", 2, 4, "range", None, 0, 10, "range", None, 7, "d1")
+    assert "not on the local file system" in shown["unusable"]
+    local = {"previous": {"path": today.as_uri(), "ds": "2026-12-01"}}
+    again = group_since(str(today), local, "a")
+    assert again is not None
+    assert again["before"] == again["after"]
+    assert "unusable" not in again
