@@ -211,7 +211,7 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
         if result.has_members:  # every input group has an elections row
             encoded.not_planned(gid)
     else:
-        encoded.plan(plan, result.whatif, result.spec.group_protocol)
+        encoded.plan(plan, result.whatif, result.spec.group_protocol, result.spec.members)
         encoded.capacity(gid, result.capacity, result.capacity_problems)
     assignments = [
         {

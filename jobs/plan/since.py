@@ -13,19 +13,22 @@ import json
 import logging
 from dataclasses import dataclass
 from typing import Any
-from urllib.parse import urlparse
 
 import pyarrow as pa
-from pyspark.sql import SparkSession
+from pyspark.sql import DataFrame, SparkSession
 
 from jobs import fs
 from jobs.tables import changes, contract
+from jobs.tables.inputs import local_path
 from jobs.tables.manifest import MANIFEST_FILE
 from jobs.tables.previous import (
+    MEMBER_FIGURES,
     PreviousRun,
     PreviousUnusable,
     ReadTable,
+    compare_runs,
     local_reader,
+    missing_columns,
     previous_of,
     read_previous,
     run_figures,
@@ -50,19 +53,11 @@ class Since:
         return {"path": self.path, "ds": None, "unusable": self.unusable}
 
 
-def _local(path: str) -> str | None:
-    """`path` as an OS path when it is on the local file system, else None."""
-    parsed = urlparse(path)
-    if parsed.scheme in ("", "file"):
-        return parsed.path if parsed.scheme else path
-    return None
-
-
 def spark_reader(spark: SparkSession, root: str, own: bool = False) -> ReadTable:
     """Tables under `root` through Spark (any file system), collected to the driver as Arrow.
     `own`: written by this run, read with the contract's schemas."""
 
-    def read(name: str, columns: tuple[str, ...]) -> pa.Table | None:
+    def read(name: str, columns: tuple[str, ...], optional: tuple[str, ...]) -> pa.Table | None:
         path = f"{root.rstrip('/')}/{name}"
         if not fs.exists(spark, path):
             return None
@@ -70,20 +65,26 @@ def spark_reader(spark: SparkSession, root: str, own: bool = False) -> ReadTable
         frame = reader.parquet(path)
         missing = [c for c in columns if c not in frame.columns]
         if missing:
-            raise PreviousUnusable(
-                f"{name} has no column {', '.join(missing)}"
-                " (written by an older version of the planner?)"
-            )
-        return frame.select(*columns).toArrow()
+            raise missing_columns(name, missing)
+        present = [*columns, *(c for c in optional if c in frame.columns)]
+        return frame.select(*present).toArrow()
 
     return read
 
 
 def read_since(spark: SparkSession, path: str) -> Since:
-    """The previous output at `path`, read now; an absent or unusable one is logged."""
-    local = _local(path)
+    """The previous output at `path`, read now; an absent or unusable one is logged.
+
+    Local when Hadoop resolves `path` to its local file system (`file:` URIs, and a path
+    without a scheme when the cluster's default file system is local): read with pyarrow
+    on the driver. Otherwise (HDFS, an object store; a path without a scheme on an HDFS
+    cluster): through Spark and Hadoop's FileSystem, never the OS. A local output is named
+    (in the warning, the manifest) by its absolute path."""
+    where = path
     try:
+        local = local_path(spark, path)
         if local is not None:
+            where = local
             previous = read_previous(local)
         else:
             if not fs.exists(spark, path):
@@ -98,18 +99,27 @@ def read_since(spark: SparkSession, path: str) -> Since:
             previous = previous_of(path, manifest, spark_reader(spark, path))
     except PreviousUnusable as exc:
         log.warning("no changes table: previous output not compared: %s", exc)
-        return Since(path, unusable=str(exc))
+        return Since(where, unusable=str(exc))
     except Exception as exc:  # a damaged output must never fail the run
         cause = str(exc).splitlines()[0] if str(exc) else type(exc).__name__
-        log.warning("no changes table: previous output %s unreadable: %s", path, cause)
-        return Since(path, unusable=f"{path}: unreadable: {cause}")
+        log.warning("no changes table: previous output %s unreadable: %s", where, cause)
+        return Since(where, unusable=f"{where}: unreadable: {cause}")
     log.info(
         "comparing with the previous output %s (ds %s, %d groups)",
-        path,
+        where,
         previous.ds or "not recorded",
-        len(previous.run.figures),
+        previous.run.groups,
     )
-    return Since(path, previous=previous)
+    return Since(where, previous=previous)
+
+
+def changes_frame(spark: SparkSession, rows: list[changes.Row]) -> DataFrame:
+    """The `changes` rows as a DataFrame of the contract's schema, through Arrow: a list
+    of Python rows goes through the JVM a row at a time, seconds for 100,000 of them."""
+    table = contract.CHANGES
+    columns = {c: pa.array([r[c] for r in rows], pa.string()) for c in table.names}
+    arrow = pa.table(columns, schema=table.schema())
+    return spark.createDataFrame(arrow, OUTPUT_SCHEMAS[table.name])
 
 
 def write_changes(
@@ -127,16 +137,16 @@ def write_changes(
     read = local_reader(local_tmp) if local_tmp is not None else spark_reader(spark, tmp, True)
     today = run_figures(read)
     before = since.previous.run
-    rows = changes.compare(
-        before.figures,
-        today.figures,
-        min_lag_change,
-        verdicts=before.has_live_check and today.has_live_check,
-    )
+    if not before.member_figures:
+        log.warning(
+            "the previous output %s has no elections.%s (an older planner): REBALANCED from"
+            " member counts, partitions and protocol only",
+            since.path,
+            " or ".join(MEMBER_FIGURES),
+        )
+    rows = compare_runs(before, today, min_lag_change)
     table = contract.CHANGES
-    frame = spark.createDataFrame(
-        [tuple(r[c] for c in table.names) for r in rows], OUTPUT_SCHEMAS[table.name]
-    )
+    frame = changes_frame(spark, rows)
     # the same layout as every table: files by hash of group_id, each sorted
     (
         frame.repartition(files, *table.file_keys)

@@ -40,6 +40,7 @@ from assignors.inputs.validation import (
     null_group_problem,
     owned_without_group,
 )
+from assignors.model import Member
 from assignors.planner import (
     ASSIGNMENT_ROW_FIELDS,
     AssignmentColumns,
@@ -365,7 +366,12 @@ def _plan_bucket(
         if plan is None:
             out.not_planned(gid)
         else:
-            out.plan(plan, whatif, None if spec is None else spec.group_protocol)
+            out.plan(
+                plan,
+                whatif,
+                None if spec is None else spec.group_protocol,
+                None if spec is None else spec.members,
+            )
             out.encoded.capacity(gid, capacity, capacity_problems)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
@@ -495,9 +501,13 @@ class _Output:
         self.encoded.not_planned(group_id)
 
     def plan(
-        self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
+        self,
+        plan: GroupPlan,
+        whatif: GroupWhatIf | None = None,
+        protocol: str | None = None,
+        members: Sequence[Member] | None = None,
     ) -> None:
-        self.encoded.plan(plan, whatif, protocol)
+        self.encoded.plan(plan, whatif, protocol, members)
         a = self.a
         for shared, labels in _shared_rows(plan.plans):
             columns: tuple[list[Any], ...] = shared

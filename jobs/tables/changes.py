@@ -59,6 +59,10 @@ class Figures:
     total_lag: int | None = None
     recommended: str | None = None
     verdict: str | None = None
+    # `elections.max_generation` and `members_digest` (null: not planned, or a run written
+    # before the planner had them)
+    max_generation: int | None = None
+    members_digest: str | None = None
 
 
 def _text(value: object) -> str | None:
@@ -88,13 +92,25 @@ def _lag_moved(before: int, after: int, min_change: int) -> str | None:
     return None
 
 
+# REBALANCED's detail when the previous run has no member figures (an older planner's).
+NO_MEMBER_FIGURES = (
+    "the previous run has no member generations or ids (an older planner):"
+    " from member counts, partitions and protocol only"
+)
+
+
 def _rebalanced(b: Figures, a: Figures) -> str | None:
     """Why the group went through a rebalance between the runs, as far as the small tables
-    tell: each of these makes Kafka rebalance the group. A restart that keeps the same
-    members and strategy shows in none of them (docs/changes.md)."""
+    tell: each of these is a rebalance, or makes Kafka rebalance the group (docs/changes.md)."""
     why = []
+    gb, ga = b.max_generation, a.max_generation
+    if gb is not None and ga is not None and gb != ga:
+        why.append(f"generation {gb} -> {ga}")
+    db, da = b.members_digest, a.members_digest
     if b.members is not None and a.members is not None and b.members != a.members:
         why.append(f"members {b.members} -> {a.members}")
+    elif db is not None and da is not None and db != da:
+        why.append("members replaced (same count, other member ids)")
     if b.partitions is not None and a.partitions is not None and b.partitions != a.partitions:
         why.append(f"subscribed partitions {b.partitions} -> {a.partitions}")
     if b.elected is not None and a.elected is not None and b.elected != a.elected:
@@ -102,9 +118,16 @@ def _rebalanced(b: Figures, a: Figures) -> str | None:
     return "; ".join(why) or None
 
 
-def group_changes(b: Figures, a: Figures, min_lag_change: int, verdicts: bool = False) -> list[Row]:
+def group_changes(
+    b: Figures,
+    a: Figures,
+    min_lag_change: int,
+    verdicts: bool = False,
+    member_figures: bool = True,
+) -> list[Row]:
     """The rows of one group present in both runs, in CHANGES order. `verdicts`: both runs
-    have a live check."""
+    have a live check. `member_figures`: both runs have `max_generation` and
+    `members_digest` (else REBALANCED says it was told without them)."""
     g = a.group_id
     out: list[Row] = []
     if b.members is not None and a.members is not None and b.members != a.members:
@@ -113,7 +136,8 @@ def group_changes(b: Figures, a: Figures, min_lag_change: int, verdicts: bool = 
         )
     why = _rebalanced(b, a)
     if why is not None:
-        out.append(_row(g, REBALANCED, None, None, f"rebalanced: {why}"))
+        note = "" if member_figures else f" ({NO_MEMBER_FIGURES})"
+        out.append(_row(g, REBALANCED, None, None, f"rebalanced: {why}{note}"))
     if b.elected != a.elected:
         before, after = _shown(b.elected, b.error or "none"), _shown(a.elected, a.error or "none")
         out.append(_row(g, ELECTED_CHANGED, b.elected, a.elected, f"elected {before} -> {after}"))
@@ -170,9 +194,11 @@ def compare(
     after: Mapping[str, Figures],
     min_lag_change: int = DEFAULT_MIN_LAG_CHANGE,
     verdicts: bool = False,
+    member_figures: bool = True,
 ) -> list[Row]:
     """The `changes` rows of two runs' figures, by group_id then change. A new or gone group
-    has that one row (nothing to compare it with). `verdicts`: both runs have a live check."""
+    has that one row (nothing to compare it with). `verdicts`: both runs have a live check;
+    `member_figures`: both runs have the member figures (see `group_changes`)."""
     out: list[Row] = []
     for g in sorted(before.keys() | after.keys()):
         b, a = before.get(g), after.get(g)
@@ -181,7 +207,7 @@ def compare(
         elif a is None and b is not None:
             out.append(_row(g, GROUP_GONE, b.members, None, f"gone: was {_described(b)}"))
         elif a is not None and b is not None:
-            out.extend(group_changes(b, a, min_lag_change, verdicts))
+            out.extend(group_changes(b, a, min_lag_change, verdicts, member_figures))
     out.sort(key=lambda r: (r["group_id"], r["change"]))  # the table's sort keys
     return out
 

@@ -215,6 +215,12 @@ ELECTIONS = Table(
             # `consumer` group why the broker runs the elected assignor (null for classic)
             ("group_protocol", STRING, True),
             ("election_basis", STRING, True),
+            # the highest `generation` a member reports (null: none reports one), and a
+            # digest of the members' identities (`group_instance_id` for a static member,
+            # `member_id` for a dynamic one): what a later run compares to tell a rebalance
+            # (docs/changes.md); null for a group that is not planned
+            ("max_generation", INT, True),
+            ("members_digest", STRING, True),
         ]
     ),
     sort_keys=("group_id",),

@@ -294,6 +294,8 @@ SINCE_FIGURES = (
     ("total_lag (elected)", "total_lag"),
     ("recommended", "recommended"),
     ("live check", "verdict"),
+    ("highest generation", "max_generation"),
+    ("members digest", "members_digest"),
 )
 
 

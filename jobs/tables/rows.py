@@ -21,13 +21,15 @@ from __future__ import annotations
 
 import json
 import operator
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Any
 
 import numpy as np
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assignors.analysis.membership import max_generation, members_digest
+from assignors.model import Member
 from assignors.planner import GroupPlan
 from assignors.problems import ERROR, NOT_PLANNED, Problem
 from assignors.whatif.group import GroupWhatIf
@@ -154,6 +156,7 @@ class SmallRows:
         error: str | None,
         protocol: str | None = None,
         basis: str | None = None,
+        members: Sequence[Member] | None = None,
     ) -> None:
         row = {
             "group_id": group_id,
@@ -162,6 +165,8 @@ class SmallRows:
             "error": error,
             "group_protocol": protocol,
             "election_basis": basis,
+            "max_generation": None if members is None else max_generation(members),
+            "members_digest": None if members is None else members_digest(members),
         }
         self.rows.append((KIND_ELECTION, group_id, json_payload(row)))
         if error != NOT_PLANNED:  # every input group has one row; NOT_PLANNED: rejected
@@ -172,10 +177,15 @@ class SmallRows:
         self.election(group_id, None, [], NOT_PLANNED)
 
     def plan(
-        self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
+        self,
+        plan: GroupPlan,
+        whatif: GroupWhatIf | None = None,
+        protocol: str | None = None,
+        members: Sequence[Member] | None = None,
     ) -> None:
         """A planned group's rows: its problems, election, what-if rows and metrics (its
-        assignment rows are the caller's: typed columns, not payloads)."""
+        assignment rows are the caller's: typed columns, not payloads). `members`: the
+        group's (its spec's), for the election row's member figures."""
         self.problems(plan.problems)
         # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
         # rejected row, and the group counts as planned.
@@ -191,6 +201,7 @@ class SmallRows:
                 election.error,
                 protocol,
                 election.basis,
+                members,
             )
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)

@@ -131,3 +131,74 @@ def test_a_previous_output_that_cannot_be_compared_is_one_warning(
     assert recorded["path"] == str(previous)
     assert cause[damage] in recorded["unusable"]
     shutil.rmtree(previous, ignore_errors=True)  # the suite's check reads every manifest
+
+
+def restarts(root: Path, day: int) -> Path:
+    """Day 0 -> day 1: `static` restarted (new member ids, the same group.instance.ids, no
+    rebalance: the same generation); `rolled` restarted as dynamic members (new member ids,
+    the next generation); `bumped` rebalanced with the same members; `steady` untouched."""
+    suffix = "" if day == 0 else "-r"
+    members = [
+        *(
+            member("static", f"s{i}{suffix}", ["t1"], group_instance_id=f"host-{i}", generation=5)
+            for i in range(2)
+        ),
+        *(member("rolled", f"r{i}{suffix}", ["t1"], generation=7 + day) for i in range(2)),
+        *(member("bumped", f"b{i}", ["t2"], generation=10 + day) for i in range(2)),
+        *(member("steady", f"y{i}", ["t2"], generation=3) for i in range(2)),
+    ]
+    return write_estate(root, {"t1": 4, "t2": 6}, members)
+
+
+def test_rebalances_are_told_by_generations_and_members_through_a_remote_previous(
+    spark: Any, tmp_path: Path, monkeypatch: Any, caplog: Any
+) -> None:
+    """The previous output on a file system Hadoop does not call local (`viewfs://`, a mount
+    of the local folder): read through Spark, never the OS; and REBALANCED from the
+    elections' generations and member digests."""
+    from jobs.plan import since
+
+    day0, day1 = tmp_path / "day0", tmp_path / "day1"
+    assert plan("--input", restarts(tmp_path / "in0", 0), "--output", day0) == 0
+    elections0 = {r["group_id"]: r for r in pq.read_table(day0 / "elections").to_pylist()}
+    assert elections0["static"]["max_generation"] == 5
+    assert elections0["rolled"]["max_generation"] == 7
+
+    cluster = "since-e2e"
+    conf = spark.sparkContext._jsc.hadoopConfiguration()
+    conf.set(f"fs.viewfs.mounttable.{cluster}.link./day0", day0.as_uri())
+    remote = f"viewfs://{cluster}/day0"
+    read_through_spark: list[str] = []
+    spark_reader = since.spark_reader
+
+    def spy(session: Any, root: str, own: bool = False) -> Any:
+        read_through_spark.append(root)
+        return spark_reader(session, root, own)
+
+    def no_os_read(path: str) -> Any:
+        raise AssertionError(f"read with the OS: {path}")
+
+    monkeypatch.setattr(since, "spark_reader", spy)
+    monkeypatch.setattr(since, "read_previous", no_os_read)
+    with caplog.at_level(logging.INFO, logger="planner"):
+        code = plan(
+            "--input", restarts(tmp_path / "in1", 1), "--output", day1, "--previous", remote
+        )
+    assert code == 0
+    assert read_through_spark == [remote]
+    assert not [r for r in caplog.records if "no changes table" in r.getMessage()]
+    rows = pq.read_table(day1 / "changes").sort_by([("group_id", "ascending")]).to_pylist()
+    assert [(r["group_id"], r["change"], r["detail"]) for r in rows] == [
+        ("bumped", "REBALANCED", "rebalanced: generation 10 -> 11"),
+        (
+            "rolled",
+            "REBALANCED",
+            "rebalanced: generation 7 -> 8; members replaced (same count, other member ids)",
+        ),
+    ]
+    elections1 = {r["group_id"]: r for r in pq.read_table(day1 / "elections").to_pylist()}
+    assert elections1["static"]["members_digest"] == elections0["static"]["members_digest"]
+    assert elections1["rolled"]["members_digest"] != elections0["rolled"]["members_digest"]
+    manifest = json.loads((day1 / "_manifest.json").read_text())
+    assert manifest["previous"] == {"path": remote, "ds": None, "version": manifest["version"]}
+    assert manifest["output_rows"]["changes"] == 2

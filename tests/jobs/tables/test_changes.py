@@ -70,6 +70,39 @@ def test_partitions_added_rebalance_the_group() -> None:
     assert rows[0]["detail"] == "rebalanced: subscribed partitions 12 -> 16"
 
 
+def test_a_generation_that_moved_is_a_rebalance() -> None:
+    rows = compare({"g": fig(max_generation=41)}, {"g": fig(max_generation=42)})
+    assert [(r["change"], r["before"], r["after"]) for r in rows] == [(ch.REBALANCED, None, None)]
+    assert rows[0]["detail"] == "rebalanced: generation 41 -> 42"
+    # back to a low generation: the group was emptied and formed again, a rebalance too
+    assert one(fig(max_generation=41), fig(max_generation=1)) == [(ch.REBALANCED, None, None)]
+    # unknown in either run: no evidence either way
+    assert one(fig(max_generation=41), fig(max_generation=None)) == []
+
+
+def test_members_replaced_at_the_same_count_is_a_rebalance() -> None:
+    rows = compare({"g": fig(members_digest="aa")}, {"g": fig(members_digest="bb")})
+    assert [r["change"] for r in rows] == [ch.REBALANCED]
+    assert rows[0]["detail"] == "rebalanced: members replaced (same count, other member ids)"
+    # another count already says the members changed: not said twice
+    rows = compare(
+        {"g": fig(members_digest="aa", max_generation=3)},
+        {"g": fig(members=4, members_digest="bb", max_generation=4)},
+    )
+    assert [r["change"] for r in rows] == [ch.MEMBERS_CHANGED, ch.REBALANCED]
+    assert rows[1]["detail"] == "rebalanced: generation 3 -> 4; members 3 -> 4"
+    assert one(fig(members_digest="aa"), fig(members_digest="aa")) == []
+
+
+def test_without_the_previous_runs_member_figures_rebalanced_says_so() -> None:
+    before, after = {"g": BASE}, {"g": fig(members=5, max_generation=9, members_digest="x")}
+    rows = compare(before, after, member_figures=False)
+    assert [r["change"] for r in rows] == [ch.MEMBERS_CHANGED, ch.REBALANCED]
+    assert rows[1]["detail"] == f"rebalanced: members 3 -> 5 ({ch.NO_MEMBER_FIGURES})"
+    # today's figures alone are no evidence: nothing to compare them with
+    assert compare(before, {"g": fig(max_generation=9)}, member_figures=False) == []
+
+
 def test_elected_changed_rebalances_and_names_both() -> None:
     assert one(BASE, fig(elected="cooperative-sticky")) == [
         (ch.ELECTED_CHANGED, "range", "cooperative-sticky"),
@@ -325,6 +358,7 @@ def test_describe_shows_the_previous_runs_figures_beside_todays(tmp_path: Path) 
     by_label = {f["figure"]: (f["previous"], f["today"]) for f in since["figures"]}
     assert by_label["members"] == (2, 3)
     assert by_label["balance_gap (elected)"] == (1, 2)
+    assert by_label["highest generation"] == (None, None)  # written without member figures
     text = "\n".join(_since_lines(since, 100))
     assert "SINCE THE PREVIOUS RUN (ds 2026-12-01" in text
     assert "BALANCE_WORSE" in text
