@@ -24,6 +24,7 @@ from functools import partial
 from typing import cast
 
 from assignors import progress
+from assignors.analysis.live import library_variant
 from assignors.analysis.load import (
     Lags,
     OffsetRow,
@@ -35,7 +36,6 @@ from assignors.analysis.load import (
     weight_loads,
     weight_lower_bound,
 )
-from assignors.analysis.live import library_variant
 from assignors.analysis.metrics import (
     ELECTED_STRATEGY,
     REBALANCE_ROUNDS,

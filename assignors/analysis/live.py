@@ -171,13 +171,13 @@ def _differing(
 def _differences(
     differing: Sequence[tuple[TopicPartition, list[str], str | None]], planned_with: str
 ) -> str:
+    """How many partitions differ from the plan, and the first few."""
     shown = [
         f"{_tp(tp)} on {'+'.join(who) or 'nobody'} (plan: {owner or 'nobody'})"
         for tp, who, owner in differing[:_EXAMPLES]
     ]
-    return f"{len(differing)} partition(s) differ from the {planned_with} plan: " + _some(
-        shown, len(differing)
-    )
+    plan = "the plan" if planned_with == "elected" else f"the {planned_with} plan"
+    return f"{len(differing)} partition(s) differ from {plan}: " + _some(shown, len(differing))
 
 
 def _rebalancing(
@@ -238,6 +238,42 @@ def _stale(spec: GroupSpec, held: Mapping[str, Sequence[TopicPartition]]) -> lis
     return why
 
 
+def _settled(
+    spec: GroupSpec,
+    compared: Mapping[str, Sequence[TopicPartition]],
+    planned: Assignment,
+    differing: Sequence[tuple[TopicPartition, list[str], str | None]],
+    what: str,
+    classic: bool,
+) -> tuple[str, list[str]]:
+    """The verdict of a group that is not mid-rebalance, against its plan, and its evidence."""
+    planned_with = "elected"
+    if not differing:
+        total = sum(len(tps) for tps in planned.values())
+        return MATCHES_ELECTED, [
+            f"the {what} ({total} partition(s) over {len(planned)} member(s)) is exactly the plan"
+        ]
+    same = all(len(compared.get(m, ())) == len(tps) for m, tps in planned.items())
+    if same and all(m in planned or not tps for m, tps in compared.items()):
+        sizes = [f"{m}: {len(tps)}" for m, tps in planned.items()]
+        return SAME_SIZES, [
+            _differences(differing, planned_with),
+            f"every member holds as many partitions as the plan gives it ({_some(sizes)})",
+        ]
+    stale = _stale(spec, compared) if classic else []
+    if stale:
+        return STALE_OWNERS, [*stale, _differences(differing, planned_with)]
+    evidence = [_differences(differing, planned_with)]
+    sizes = [
+        f"{m} holds {len(compared.get(m, ()))} (plan {len(tps)})"
+        for m, tps in planned.items()
+        if len(compared.get(m, ())) != len(tps)
+    ]
+    if sizes:
+        evidence.append("sizes differ: " + _some(sizes))
+    return UNEXPLAINED, evidence
+
+
 def live_check(
     spec: GroupSpec,
     planned: Assignment | None,
@@ -273,59 +309,27 @@ def live_check(
         what = "current assignment"
     planned_with = elected or "elected"
     differing = _differing(compared, planned) if planned is not None else []
-    evidence: list[str] = []
-    verdict = ""
     why = _rebalancing(spec, states, target)
     if why:
-        verdict = REBALANCING
-        evidence = why
+        verdict, evidence = REBALANCING, why
         if planned is not None:
             evidence.append(
                 f"the {what} is exactly the {planned_with} plan"
                 if not differing
                 else _differences(differing, planned_with)
             )
-    elif planned is not None and not differing:
-        verdict = MATCHES_ELECTED
-        total = sum(len(tps) for tps in planned.values())
-        evidence = [
-            f"the {what} ({total} partition(s) over {len(planned)} member(s)) is exactly the"
-            f" {planned_with} plan"
-        ]
-    elif planned is not None and all(
-        len(compared.get(m, ())) == len(tps) for m, tps in planned.items()
-    ) and all(m in planned or not tps for m, tps in compared.items()):
-        verdict = SAME_SIZES
-        sizes = [f"{m}: {len(tps)}" for m, tps in planned.items()]
-        evidence = [
-            _differences(differing, planned_with),
-            f"every member holds as many partitions as the plan gives it ({_some(sizes)})",
-        ]
+    elif planned is not None:
+        verdict, evidence = _settled(spec, compared, planned, differing, what, target is None)
+        if verdict == UNEXPLAINED:
+            evidence.append(
+                f"the leader ran neither {planned_with} nor a modelled client's variant of it"
+                f" (client_library {client_library or JAVA}): a custom assignor, a client the"
+                " planner does not model, or a bug"
+            )
     else:
         stale = _stale(spec, compared) if target is None else []
-        if stale:
-            verdict = STALE_OWNERS
-            evidence = stale
-        else:
-            verdict = UNEXPLAINED
-            if planned is None:
-                evidence = [f"`elected` is not planned ({not_planned or 'no common strategy'})"]
-            else:
-                evidence = [_differences(differing, planned_with)]
-                sizes = [
-                    f"{m} holds {len(compared.get(m, ()))} (plan {len(tps)})"
-                    for m, tps in planned.items()
-                    if len(compared.get(m, ())) != len(tps)
-                ]
-                if sizes:
-                    evidence.append("sizes differ: " + _some(sizes))
-                evidence.append(
-                    f"the leader ran neither {planned_with} nor a modelled client's variant of"
-                    f" it (client_library {client_library or JAVA}): a custom assignor, a client"
-                    " the planner does not model, or a bug"
-                )
-        if planned is not None and verdict == STALE_OWNERS and differing:
-            evidence.append(_differences(differing, planned_with))
+        verdict = STALE_OWNERS if stale else UNEXPLAINED
+        evidence = stale or [f"`elected` is not planned ({not_planned or 'no common strategy'})"]
     return {
         "group_id": spec.group_id,
         "elected_strategy": elected,

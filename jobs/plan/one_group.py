@@ -256,12 +256,11 @@ def _targets(
     out: dict[str, list[tuple[str, int]]] = {}
     ignored = 0
     for r in rows:
-        if not r.member_id or r.topic is None or r.partition is None:
-            ignored += 1
-        elif not 0 <= r.partition < spec.partition_count(r.topic):
-            ignored += 1
+        member, topic, p = r.member_id, r.topic, r.partition
+        if member and topic is not None and p is not None and 0 <= p < spec.partition_count(topic):
+            out.setdefault(member, []).append((topic, p))
         else:
-            out.setdefault(r.member_id, []).append((r.topic, r.partition))
+            ignored += 1
     if not out and not ignored:
         return None, 0
     return {m: sorted(set(tps)) for m, tps in out.items()}, ignored
