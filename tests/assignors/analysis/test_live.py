@@ -67,9 +67,7 @@ def test_null_blank_and_java_are_java_and_names_are_normalised() -> None:
 def test_members_naming_different_libraries_are_planned_as_java_with_a_warning() -> None:
     library, problems = group_library("g", ["kafka-python", None])
     assert library == "java"
-    assert [(p.reason, p.severity) for p in problems] == [
-        (Reason.MIXED_CLIENT_LIBRARY, "warning")
-    ]
+    assert [(p.reason, p.severity) for p in problems] == [(Reason.MIXED_CLIENT_LIBRARY, "warning")]
     assert "java, kafka-python" in problems[0].detail
 
 
