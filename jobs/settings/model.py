@@ -266,6 +266,8 @@ def library_patterns() -> Any:
 
     def check(value: Any) -> tuple[tuple[str, str], ...]:
         pairs = value.items() if isinstance(value, dict) else value
+        if not isinstance(value, dict | list | tuple):
+            pairs = None
         try:
             out = tuple((k, v) for k, v in pairs)
         except (TypeError, ValueError):
