@@ -182,6 +182,7 @@ def plan_one(
     )
     out.problems += found
     out.lags = load.lags
+    guarded = planned is not None  # fewer strategies: the guard left some out
     planned = strategies if planned is None else planned
     library, found = group_library(
         group_id, (m.client_library for m in members), settings.library_by_group
@@ -196,7 +197,7 @@ def plan_one(
         client_library=library,
     )
     if _planned(out.plan):
-        out.live = _live_row(spec, out.plan, planned, members, targets)
+        out.live = _live_row(spec, out.plan, None if guarded else planned, members, targets)
     if settings.whatif is not None:
         out.whatif = group_whatif(spec, out.plan, planned, settings.whatif, lags=load.lags)
     if settings.capacity is not None and _planned(out.plan):
@@ -209,12 +210,13 @@ def plan_one(
 def _live_row(
     spec: GroupSpec,
     plan: GroupPlan,
-    catalog: StrategyCatalog,
+    catalog: StrategyCatalog | None,
     members: Sequence[MemberRow],
     targets: Iterable[OwnedRow] | None,
 ) -> LiveRow | None:
     """The group's `live_check` row (`assignors.analysis.live.live_check`) against its
-    `elected` plan, planned now when the run does not plan `elected`."""
+    `elected` plan, planned now with `catalog` when the run does not plan `elected` (None:
+    the guard left strategies out for the group, and they are not run again)."""
     elected = next((p for p in plan.plans if p.strategy == ELECTED), None)
     chosen = plan.elected_with
     assignment = None if elected is None else elected.assignment
@@ -222,7 +224,9 @@ def _live_row(
     reason = None if failed is None else f"{failed.reason}: {failed.detail}"
     if elected is None and chosen is not None and failed is None:
         assignment = next((p.assignment for p in plan.plans if p.strategy == chosen), None)
-        if assignment is None:  # a run without `elected` that does not plan that strategy
+        if assignment is None and catalog is None:  # the guard left it out: not run again
+            reason = f"{chosen} was left out for this group by the per-group guard"
+        elif assignment is None and catalog is not None:  # a run without `elected`
             try:
                 assignment = catalog.elected_strategy(chosen).factory().rebalance(spec).assignment
             except Exception as exc:  # its failure is the verdict's evidence
