@@ -176,8 +176,9 @@ def _differences(
         f"{_tp(tp)} on {'+'.join(who) or 'nobody'} (plan: {owner or 'nobody'})"
         for tp, who, owner in differing[:_EXAMPLES]
     ]
-    plan = "the plan" if planned_with == "elected" else f"the {planned_with} plan"
-    return f"{len(differing)} partition(s) differ from {plan}: " + _some(shown, len(differing))
+    return f"{len(differing)} partition(s) differ from the {planned_with} plan: " + _some(
+        shown, len(differing)
+    )
 
 
 def _rebalancing(
@@ -245,13 +246,14 @@ def _settled(
     differing: Sequence[tuple[TopicPartition, list[str], str | None]],
     what: str,
     classic: bool,
+    planned_with: str,
 ) -> tuple[str, list[str]]:
     """The verdict of a group that is not mid-rebalance, against its plan, and its evidence."""
-    planned_with = "elected"
     if not differing:
         total = sum(len(tps) for tps in planned.values())
         return MATCHES_ELECTED, [
-            f"the {what} ({total} partition(s) over {len(planned)} member(s)) is exactly the plan"
+            f"the {what} ({total} partition(s) over {len(planned)} member(s)) is exactly the"
+            f" {planned_with} plan"
         ]
     same = all(len(compared.get(m, ())) == len(tps) for m, tps in planned.items())
     if same and all(m in planned or not tps for m, tps in compared.items()):
@@ -319,7 +321,9 @@ def live_check(
                 else _differences(differing, planned_with)
             )
     elif planned is not None:
-        verdict, evidence = _settled(spec, compared, planned, differing, what, target is None)
+        verdict, evidence = _settled(
+            spec, compared, planned, differing, what, target is None, planned_with
+        )
         if verdict == UNEXPLAINED:
             evidence.append(
                 f"the leader ran neither {planned_with} nor a modelled client's variant of it"
