@@ -24,6 +24,7 @@ from functools import partial
 from typing import cast
 
 from assignors import progress
+from assignors.analysis.live import library_variant
 from assignors.analysis.load import (
     Lags,
     OffsetRow,
@@ -50,7 +51,7 @@ from assignors.catalog.election import (
     elect_server_assignor,
 )
 from assignors.catalog.plugins import InvalidAssignmentError
-from assignors.catalog.registry import ELECTED, Assignor
+from assignors.catalog.registry import ELECTED, JAVA, Assignor
 from assignors.inputs.validation import TopicStatus
 from assignors.model import CONSUMER, Assignment, GroupSpec, Rebalance, TopicPartition
 from assignors.ownership import Owners, previous_owners
@@ -209,6 +210,11 @@ class GroupPlan:
     plans: list[StrategyPlan] = field(default_factory=list)
     problems: list[Problem] = field(default_factory=list)
     election: Election | None = None
+    # the library whose leader assigns a classic group (`assignors.analysis.live`; None: a
+    # KIP-848 group, whose broker assigns) and the strategy `elected` is planned with (the
+    # elected one, or that library's variant of it: `range@kafka-python`)
+    client_library: str | None = None
+    elected_with: str | None = None
 
     def __init__(
         self,
@@ -216,11 +222,15 @@ class GroupPlan:
         plans: list[StrategyPlan] | None = None,
         problems: list[Problem] | None = None,
         election: Election | None = None,
+        client_library: str | None = None,
+        elected_with: str | None = None,
     ) -> None:
         self.group_id = group_id
         self.plans = [] if plans is None else plans
         self.problems = [] if problems is None else problems
         self.election = election
+        self.client_library = client_library
+        self.elected_with = elected_with
 
 
 def run_election(spec: GroupSpec, catalog: StrategyCatalog) -> Election:
@@ -256,6 +266,7 @@ def plan_group(
     plugins_allowed: frozenset[str] = frozenset(),
     isolate_interrupts: bool = False,
     load: GroupLoad = NO_LOAD,
+    client_library: str | None = None,
 ) -> GroupPlan:
     """Plan `spec` under each strategy of the catalog, and under `elected` if it says so.
 
@@ -267,7 +278,10 @@ def plan_group(
     `isolate_interrupts`: a plugin's KeyboardInterrupt fails its strategy like any exception.
     Only the executor path sets it: there it cannot be a real Ctrl-C on the driver.
     `load`: the group's lags and weights (`GroupLoad`): the load columns of every metrics
-    row, the `lag` of every assignment row, and what `balanced` balances.
+    row, the `lag` of every assignment row, and what `balanced` balances. `client_library`:
+    the library whose leader assigns a classic group (`assignors.analysis.live.group_library`;
+    None: Java): `elected` is planned with that library's variant of the elected strategy
+    where it has one.
     """
     if isinstance(strategies, StrategyCatalog):
         catalog = strategies
@@ -295,6 +309,8 @@ def plan_group(
     else:
         election = run_election(spec, catalog)
     out.election = election
+    if spec.group_protocol != CONSUMER:
+        out.client_library = client_library or JAVA
     if election.error is not None:
         out.problems.append(
             Problem(
@@ -306,8 +322,13 @@ def plan_group(
                 "no assignment strategy is supported by every member; `elected` not planned",
             )
         )
-    elif catalog.plan_elected and election.elected is not None:
-        elected = _plan_elected(catalog, election.elected, out, runner)
+    elif election.elected is not None:
+        chosen = election.elected
+        if spec.group_protocol != CONSUMER:
+            chosen = library_variant(chosen, client_library)
+        out.elected_with = chosen
+    if catalog.plan_elected and out.elected_with is not None:
+        elected = _plan_elected(catalog, out.elected_with, out, runner)
         if elected is not None:
             out.plans.append(elected)
     return out

@@ -69,6 +69,8 @@ class Reason(StrEnum):
     INVALID_GENERATION = "INVALID_GENERATION"
     # the snapshot caught the group in a rebalance: figures against its ownership are unsettled
     GROUP_REBALANCING = "GROUP_REBALANCING"
+    # members name different client libraries: `elected` is planned with Java's assignor
+    MIXED_CLIENT_LIBRARY = "MIXED_CLIENT_LIBRARY"
     NEGATIVE_MEMBER_EPOCH = "NEGATIVE_MEMBER_EPOCH"
     # the classic election found no strategy to plan as `elected` (warnings)
     INCONSISTENT_GROUP_PROTOCOL = "INCONSISTENT_GROUP_PROTOCOL"

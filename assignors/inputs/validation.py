@@ -86,6 +86,7 @@ class MemberRow:
     generation: int | None = None
     group_protocol: str | None = None
     group_state: str | None = None
+    client_library: str | None = None
 
     def __init__(
         self,
@@ -98,6 +99,7 @@ class MemberRow:
         generation: int | None = None,
         group_protocol: str | None = None,
         group_state: str | None = None,
+        client_library: str | None = None,
     ) -> None:
         object.__setattr__(self, "member_id", member_id)
         object.__setattr__(self, "group_instance_id", group_instance_id)
@@ -108,6 +110,7 @@ class MemberRow:
         object.__setattr__(self, "generation", generation)
         object.__setattr__(self, "group_protocol", group_protocol)
         object.__setattr__(self, "group_state", group_state)
+        object.__setattr__(self, "client_library", client_library)
 
 
 @dataclass(frozen=True, slots=True, init=False)

@@ -116,6 +116,8 @@ def read_group(
     owned_data = group_read.input_dataset(paths, "current_assignment")
     offsets_data = group_read.input_dataset(paths, "offsets")
     owned = group_read.rows(owned_data, by_group) if owned_data is not None else []
+    target_data = group_read.input_dataset(paths, "target_assignment")
+    targets = group_read.rows(target_data, by_group) if target_data is not None else None
     offsets = group_read.rows(offsets_data, by_group) if offsets_data is not None else []
     if not members and not owned:
         known = group_read.distinct_groups(paths["subscriptions"] or "")
@@ -137,6 +139,7 @@ def read_group(
         has_current_assignment=paths["current_assignment"] is not None,
         has_offsets=paths["offsets"] is not None,
         has_weights=_has_weights(paths),
+        has_target_assignment=target_data is not None,
     )
     result = plan_one(
         gid,
@@ -149,6 +152,9 @@ def read_group(
         catalog,
         settings,
         resolver,
+        targets=None
+        if targets is None
+        else [OwnedRow(r["member_id"], r["topic"], r["partition"]) for r in targets],
     )
     extra = {t: s.metadata(t) for t, s in catalog.items() if s.error is None}
     return result, {

@@ -18,8 +18,10 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.compute as pc
 
+from assignors.analysis.live import LiveRow, group_library, live_check
 from assignors.analysis.load import OffsetRow
 from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import ELECTED
 from assignors.inputs.patterns import PatternResolver
 from assignors.inputs.topics import partition_data
 from assignors.inputs.validation import (
@@ -31,7 +33,7 @@ from assignors.inputs.validation import (
     no_members_problem,
     null_topic_problem,
 )
-from assignors.model import GroupSpec
+from assignors.model import CONSUMER, GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import ERROR, Problem
 from assignors.whatif.capacity import CapacityRow, group_capacity
@@ -119,6 +121,7 @@ def member_rows(rows: Iterable[Row]) -> list[MemberRow]:
             r.get("generation"),
             r.get("group_protocol"),
             r.get("group_state"),
+            r.get("client_library"),
         )
         for r in rows
     ]
@@ -136,6 +139,8 @@ class GroupResult:
     # the `capacity` rows (none when the run leaves capacity out) and their search's problems
     capacity: list[CapacityRow] = field(default_factory=list)
     capacity_problems: list[Problem] = field(default_factory=list)
+    # the `live_check` row (None: no current or target assignment, or not planned)
+    live: LiveRow | None = None
 
 
 def plan_one(
@@ -149,13 +154,14 @@ def plan_one(
     *,
     planned: StrategyCatalog | None = None,
     isolate_interrupts: bool = False,
+    targets: Iterable[OwnedRow] | None = None,
 ) -> GroupResult:
     """One group, planned as the job's UDF plans each group of a bucket (`jobs.plan.udf`).
 
     `planned`: the strategies to plan, when fewer than the run's (a group whose members left
     some out); names are still checked against all of the run's. `isolate_interrupts`: a
     plugin's KeyboardInterrupt fails its strategy only (on an executor, where it cannot be a
-    Ctrl-C)."""
+    Ctrl-C). `targets`: the group's `target_assignment` rows (KIP-848), for `live_check`."""
     out = GroupResult(group_id)
     if not members:
         out.problems.append(no_members_problem(group_id))
@@ -176,14 +182,22 @@ def plan_one(
     )
     out.problems += found
     out.lags = load.lags
+    guarded = planned is not None  # fewer strategies: the guard left some out
     planned = strategies if planned is None else planned
+    library, found = group_library(
+        group_id, (m.client_library for m in members), settings.library_by_group
+    )
+    out.problems += found
     out.plan = plan_group(
         spec,
         planned,
         settings.has_current_assignment,
         isolate_interrupts=isolate_interrupts,
         load=load,
+        client_library=library,
     )
+    if _planned(out.plan):
+        out.live = _live_row(spec, out.plan, None if guarded else planned, members, targets)
     if settings.whatif is not None:
         out.whatif = group_whatif(spec, out.plan, planned, settings.whatif, lags=load.lags)
     if settings.capacity is not None and _planned(out.plan):
@@ -191,6 +205,69 @@ def plan_one(
             spec, out.plan, planned, load=load, settings=settings.capacity
         )
     return out
+
+
+def _live_row(
+    spec: GroupSpec,
+    plan: GroupPlan,
+    catalog: StrategyCatalog | None,
+    members: Sequence[MemberRow],
+    targets: Iterable[OwnedRow] | None,
+) -> LiveRow | None:
+    """The group's `live_check` row (`assignors.analysis.live.live_check`) against its
+    `elected` plan, planned now with `catalog` when the run does not plan `elected` (None:
+    the guard left strategies out for the group, and they are not run again)."""
+    elected = next((p for p in plan.plans if p.strategy == ELECTED), None)
+    chosen = plan.elected_with
+    assignment = None if elected is None else elected.assignment
+    failed = next((p for p in plan.problems if p.strategy in (ELECTED, chosen)), None)
+    reason = None if failed is None else f"{failed.reason}: {failed.detail}"
+    if elected is None and chosen is not None and failed is None:
+        assignment = next((p.assignment for p in plan.plans if p.strategy == chosen), None)
+        if assignment is None and catalog is None:  # the guard left it out: not run again
+            reason = f"{chosen} was left out for this group by the per-group guard"
+        elif assignment is None and catalog is not None:  # a run without `elected`
+            try:
+                assignment = catalog.elected_strategy(chosen).factory().rebalance(spec).assignment
+            except Exception as exc:  # its failure is the verdict's evidence
+                reason = f"{chosen} failed: {type(exc).__name__}: {exc}"
+    target, ignored = _targets(spec, targets)
+    row = live_check(
+        spec,
+        assignment,
+        chosen,
+        plan.client_library,
+        (m.group_state for m in members),
+        target,
+        reason,
+    )
+    if row is not None and ignored:
+        row["detail"] = (
+            f"{row['detail']}; {ignored} target_assignment row(s) ignored (a null key, or a"
+            " partition the topic does not have)"
+        )
+    return row
+
+
+def _targets(
+    spec: GroupSpec, rows: Iterable[OwnedRow] | None
+) -> tuple[dict[str, list[tuple[str, int]]] | None, int]:
+    """A KIP-848 group's target assignment (member -> partitions, sorted) from its
+    `target_assignment` rows, and how many rows name no partition of the group's topics;
+    None for a classic group or one without rows."""
+    if rows is None or spec.group_protocol != CONSUMER:
+        return None, 0
+    out: dict[str, list[tuple[str, int]]] = {}
+    ignored = 0
+    for r in rows:
+        member, topic, p = r.member_id, r.topic, r.partition
+        if member and topic is not None and p is not None and 0 <= p < spec.partition_count(topic):
+            out.setdefault(member, []).append((topic, p))
+        else:
+            ignored += 1
+    if not out and not ignored:
+        return None, 0
+    return {m: sorted(set(tps)) for m, tps in out.items()}, ignored
 
 
 def _planned(plan: GroupPlan) -> bool:
@@ -213,6 +290,7 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
     else:
         encoded.plan(plan, result.whatif, result.spec.group_protocol, result.spec.members)
         encoded.capacity(gid, result.capacity, result.capacity_problems)
+        encoded.live_check(result.live)
     assignments = [
         {
             "group_id": gid,

@@ -17,6 +17,7 @@ from pyspark import StorageLevel
 from pyspark.sql import Column, DataFrame, GroupedData, SparkSession
 from pyspark.sql import functions as F
 
+from assignors.analysis.live import VERDICTS
 from assignors.catalog.registry import (
     ELECTED,
     UnknownStrategyError,
@@ -55,6 +56,7 @@ from jobs.tables.rows import (
     KIND_OFFSETS,
     KIND_OWNED,
     KIND_REJECTED,
+    KIND_TARGET,
     KIND_TIMING,
     PAYLOAD,
     TABLE_OF,
@@ -68,6 +70,7 @@ from jobs.tables.schemas import (
     OUTPUT_SCHEMAS,
     SORT_KEYS,
     SUBSCRIPTIONS,
+    TARGET_ASSIGNMENT,
     TOPIC_PARTITIONS,
     spark_schema,
     spark_type,
@@ -152,6 +155,7 @@ def planner_input(
     current: DataFrame | None,
     buckets: int,
     offsets: DataFrame | None = None,
+    target: DataFrame | None = None,
 ) -> tuple[DataFrame, DataFrame | None]:
     """The members (`MEMBER_INPUT_COLUMNS`), and the owned partitions and offsets in one frame
     (`PARTITION_INPUT_COLUMNS`; None without either table), each row with its group's bucket
@@ -189,6 +193,17 @@ def planner_input(
         frames.append(owned)
     if offsets is not None:
         frames.append(_offsets_rows(offsets))
+    if target is not None:  # KIP-848 targets travel as the owned rows do (`live_check` only)
+        frames.append(
+            target.select(
+                F.lit(KIND_TARGET).alias("kind"),
+                "group_id",
+                "member_id",
+                "topic",
+                F.col("partition").cast("bigint").alias("partition"),
+                *_no_offsets(),
+            )
+        )
     partitions = None
     if frames:
         partitions = frames[0]
@@ -374,6 +389,7 @@ def run(
                         summary=summary,
                         whatif=whatif,
                         previous=None if since is None else since.as_manifest(),
+                        live_verdicts=counts["verdicts"],
                     )
                     manifest.capacity_feed = feed
                     manifest.report = write_page(manifest)
@@ -643,16 +659,18 @@ def _planned(
     assert subscriptions is not None  # invariant: read_inputs raises for required tables
     current = tables[CURRENT_ASSIGNMENT.name]
     offsets = tables[OFFSETS.name]
+    target = tables.get(TARGET_ASSIGNMENT.name)
     ctx = PlanContext(
         settings.for_inputs(
             has_current_assignment=current is not None,
             has_offsets=offsets is not None,
             has_weights=has_weights(catalog_value()),
+            has_target_assignment=target is not None,
         ),
         rows_dir=rows_dir,
         output_files=None if rows_dir is None else output_files,
     )
-    members, partitions = planner_input(subscriptions, current, buckets, offsets)
+    members, partitions = planner_input(subscriptions, current, buckets, offsets, target)
 
     # One task per bucket, spread over every core: AQE would coalesce the shuffle into
     # fewer, uneven tasks (an explicit repartition is left alone).
@@ -720,6 +738,7 @@ def _output_counts(
     rows = Counter({KIND_REJECTED: len(topic_problems)})
     by_reason = Counter(reason_key(p) for p in topic_problems)
     planned = rejected = assignment_rows = 0  # the topic rows name no group
+    verdicts: Counter[str] = Counter()
     seconds = dict.fromkeys(PHASES, 0.0)
     peak = 0.0
     cores: dict[str, float] = dict.fromkeys((COMPILED, PURE), 0)  # counts (ints)
@@ -736,12 +755,14 @@ def _output_counts(
         planned += bucket["planned_groups"]
         rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
         assignment_rows += bucket["assignment_rows"]
+        verdicts.update(bucket.get("verdicts") or {})
     out: dict[str, Any] = {
         table.name: rows.get(k, 0) for k, table in TABLE_OF.items() if k != KIND_ASSIGNMENT
     }
     # as the buckets made them; the written rows are counted once written (`_plan_and_write`)
     out["assignments"] = assignment_rows
     out["planned_groups"], out["rejected_groups"] = planned, rejected
+    out["verdicts"] = {v: verdicts[v] for v in VERDICTS if verdicts[v]}
     out["by_reason"] = {
         key: by_reason[key] for key in sorted(by_reason, key=lambda k: tuple(k.split(":", 1)))
     }

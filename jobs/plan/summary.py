@@ -7,6 +7,7 @@ from typing import Any
 from pyspark.sql import DataFrame
 from pyspark.sql import functions as F
 
+from assignors.analysis.live import UNEXPLAINED, VERDICTS
 from jobs.tables.manifest import MANIFEST_FILE, Manifest
 
 
@@ -103,6 +104,7 @@ def format_summary(m: Manifest) -> str:
             f" {moved:>9} {s['idle_members'] or 0:>13} {'-' if lag is None else lag:>15}"
         )
     lines += format_whatif(m.whatif)
+    lines += format_live(m)
     lines += format_since(m)
     out = m.output
     lines += [
@@ -112,11 +114,23 @@ def format_summary(m: Manifest) -> str:
         f" {out}/{MANIFEST_FILE}",
         *([f"changes: {out}/changes"] if "changes" in m.output_rows else []),
         *([f"capacity: {out}/capacity, {out}/{m.capacity_feed}"] if m.capacity_feed else []),
+        *([f"live check: {out}/live_check"] if m.live_verdicts else []),
         *([f"report: {out}/{m.report}"] if m.report else []),
         *([m.phase_line()] if m.phases else []),
         *(["", *banner] if banner else []),
     ]
     return "\n".join(lines)
+
+
+def format_live(m: Manifest) -> list[str]:
+    """The console's line of `live_check` counts per verdict, the unexplained first (none
+    for a run whose groups hold no current assignment)."""
+    counts = m.live_verdicts
+    if not counts:
+        return []
+    order = [UNEXPLAINED, *(v for v in VERDICTS if v != UNEXPLAINED)]
+    listed = ", ".join(f"{v} {counts.get(v, 0)}" for v in order)
+    return ["", f"live vs plan ({sum(counts.values())} groups): {listed}"]
 
 
 def format_since(m: Manifest) -> list[str]:

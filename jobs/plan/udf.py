@@ -61,6 +61,7 @@ from jobs.tables.rows import (
     KIND_MEMBER,
     KIND_OFFSETS,
     KIND_OWNED,
+    KIND_TARGET,
     KIND_TIMING,
     PAYLOAD,
     ROUND_SEPARATOR,
@@ -82,6 +83,7 @@ INPUT_COLUMNS = (
     "generation",
     "group_protocol",
     "group_state",
+    "client_library",
     "topic",
     "partition",
     "committed_offset",
@@ -172,6 +174,8 @@ class _Rows:
     members: dict[str | None, list[MemberRow]] = field(default_factory=dict)
     owned: dict[str, list[OwnedRow]] = field(default_factory=dict)
     offsets: dict[str | None, list[OffsetRow]] = field(default_factory=dict)
+    # `target_assignment` rows (KIP-848) by group; rows without a group are left out
+    targets: dict[str, list[OwnedRow]] = field(default_factory=dict)
 
 
 def _optional(pdf: pd.DataFrame, column: str) -> list[Any]:
@@ -218,7 +222,8 @@ def _read_rows(frames: Sequence[pd.DataFrame], out: _Output) -> _Rows:
     (one per partition) leave the member columns, all null for them, unconverted."""
     found = _Rows()
     frames = [f for f in frames if len(f)]  # a cogroup's empty side may lack the columns
-    for kind, pdf in ((k, f) for k in (KIND_MEMBER, KIND_OFFSETS, KIND_OWNED) for f in frames):
+    kinds = (KIND_MEMBER, KIND_OFFSETS, KIND_OWNED, KIND_TARGET)
+    for kind, pdf in ((k, f) for k in kinds for f in frames):
         mask = pdf["kind"].to_numpy() == kind
         if not mask.any():
             continue
@@ -238,6 +243,8 @@ def _read_rows(frames: Sequence[pd.DataFrame], out: _Output) -> _Rows:
             offsets = found.offsets
             for gid, topic, p, c, e in rows:
                 offsets.setdefault(gid, []).append(OffsetRow(topic, p, c, e))
+        elif kind == KIND_TARGET:
+            _read_targets(part, found.targets)
         else:
             _read_owned(part, found.owned, out)
     return found
@@ -257,11 +264,23 @@ def _read_members(pdf: pd.DataFrame, members: dict[str | None, list[MemberRow]])
             _ints(pdf["generation"]),
             _optional(pdf, "group_protocol"),
             _optional(pdf, "group_state"),
+            _optional(pdf, "client_library"),
         ),
         strict=True,
     )
     for gid, row in rows:
         members.setdefault(gid, []).append(row)
+
+
+def _read_targets(pdf: pd.DataFrame, targets: dict[str, list[OwnedRow]]) -> None:
+    """`target_assignment` rows by group: a row without a group belongs to none, and only
+    `live_check` reads these (a group's row says how many of its rows it ignored)."""
+    rows = map(
+        OwnedRow, _nullable(pdf["member_id"]), _nullable(pdf["topic"]), _ints(pdf["partition"])
+    )
+    for gid, row in zip(_nullable(pdf["group_id"]), rows, strict=True):
+        if gid is not None:
+            targets.setdefault(gid, []).append(row)
 
 
 def _read_owned(pdf: pd.DataFrame, owned: dict[str, list[OwnedRow]], out: _Output) -> None:
@@ -355,12 +374,14 @@ def _plan_bucket(
                 resolve_pattern,
                 planned=planned,
                 isolate_interrupts=isolate_interrupts,
+                targets=rows.targets.pop(gid, None),
             )
             problems, spec, plan, whatif = result.problems, result.spec, result.plan, result.whatif
             capacity, capacity_problems = result.capacity, result.capacity_problems
+            live = result.live
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, spec, plan, whatif = [internal_error(gid, None, exc)], None, None, None
-            capacity, capacity_problems = [], []
+            capacity, capacity_problems, live = [], [], None
         clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
@@ -373,6 +394,7 @@ def _plan_bucket(
                 None if spec is None else spec.members,
             )
             out.encoded.capacity(gid, capacity, capacity_problems)
+            out.live_check(live)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -447,6 +469,8 @@ class Tally:
     by_reason: dict[str, int] = field(default_factory=dict)
     # `assignments` rows, each shared row once per strategy it stands for
     assignment_rows: int = 0
+    # `live_check` rows per verdict
+    verdicts: dict[str, int] = field(default_factory=dict)
 
     def problems(self, problems: Iterable[Problem]) -> None:
         for p in problems:
@@ -464,6 +488,7 @@ class Tally:
             "rejected_groups": len(self.rejected_groups),
             "by_reason": self.by_reason,
             "assignment_rows": self.assignment_rows,
+            "verdicts": self.verdicts,
         }
 
 
@@ -499,6 +524,13 @@ class _Output:
     def not_planned(self, group_id: str) -> None:
         """The `elections` row of a rejected group: every input group has one."""
         self.encoded.not_planned(group_id)
+
+    def live_check(self, row: Mapping[str, Any] | None) -> None:
+        """The group's `live_check` row, counted by verdict."""
+        if row is not None:
+            verdict = str(row["verdict"])
+            self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
+        self.encoded.live_check(row)
 
     def plan(
         self,

@@ -8,6 +8,7 @@ from typing import Any
 from pyspark.sql import Column, DataFrame
 from pyspark.sql import functions as F
 
+from assignors.analysis.live import MATCHES_ELECTED, UNEXPLAINED, VERDICTS
 from assignors.catalog.registry import ELECTED
 from assignors.model import CONSUMER
 from assignors.problems import NOT_PLANNED
@@ -397,3 +398,33 @@ def _with_member_counts(
         row["strategy"] = current
         row["recommended_strategy"] = recommended
         row["note"] = members_sentence(current, recommended, rows)
+
+
+# ---- live vs plan -------------------------------------------------------------------------
+
+# The order the section lists verdicts and groups in: the unexplained first, then by the
+# verdicts' precedence (docs/live.md).
+LIVE_ORDER = (UNEXPLAINED, *(v for v in VERDICTS if v != UNEXPLAINED))
+
+
+def live_figures(live: DataFrame, limit: int = WORST_GROUPS) -> dict[str, Any]:
+    """Groups per verdict (every verdict, in LIVE_ORDER) and the first `limit` groups that do
+    not match their plan, the unexplained first, then by the partitions that differ."""
+    counts = {r["verdict"]: int(r["count"]) for r in live.groupBy("verdict").count().collect()}
+    rank = F.lit(len(LIVE_ORDER))
+    for i, verdict in reversed(list(enumerate(LIVE_ORDER))):
+        rank = F.when(F.col("verdict") == verdict, F.lit(i)).otherwise(rank)
+    columns = ["group_id", "verdict", "elected_strategy", "client_library"]
+    columns += ["differing_partition_count", "detail"]
+    listed = (
+        live.where(F.col("verdict") != MATCHES_ELECTED)
+        .orderBy(rank, F.col("differing_partition_count").desc(), "group_id")
+        .select(*columns)
+        .limit(limit)
+        .collect()
+    )
+    return {
+        "counts": [{"verdict": v, "count": counts.get(v, 0)} for v in LIVE_ORDER],
+        "groups": [r.asDict() for r in listed],
+        "total": sum(counts.values()),
+    }

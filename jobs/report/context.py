@@ -17,6 +17,7 @@ from jobs.report.aggregates import (
     capacity_figures,
     change_figures,
     elected_mix,
+    live_figures,
     load_imbalance,
     overview,
     rebalance_costs,
@@ -84,6 +85,8 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
         q.start("changes", change_figures, t["changes"])
     if t.get("capacity") is not None:
         q.start("capacity", capacity_figures, t["capacity"], elections, recs)
+    if t.get("live_check") is not None:
+        q.start("live", live_figures, t["live_check"])
 
 
 @contextmanager
@@ -135,6 +138,7 @@ def _context(
     _recommendation_section(ctx, q, recs, notes)
     _worst_section(ctx, q, metrics, recs, notes)
     _capacity_section(ctx, q, t.get("capacity"), notes)
+    _live_section(ctx, q, t.get("live_check"), notes)
     ctx["rejected"] = q.get("rejected") if rejected is not None else None
     ctx["rejected_has_strategy"] = has(rejected, "strategy")
     if rejected is None:
@@ -182,6 +186,21 @@ def _capacity_section(
     for row in [*figures["over"], *figures["under"]]:
         row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
     ctx["capacity"] = figures
+
+
+def _live_section(
+    ctx: ReportContext, q: _Queries, live: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
+    """Groups per `live_check` verdict, and the groups that do not hold their plan (the
+    unexplained first), each with the command that describes it."""
+    ctx["live"] = None
+    if live is None:
+        notes.setdefault("live", []).append(absent_table("live_check"))
+        return
+    figures = q.get("live")
+    for row in figures["groups"]:
+        row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
+    ctx["live"] = figures
 
 
 def _worst_section(

@@ -34,6 +34,7 @@ class ReportContext(TypedDict, total=False):
     elected: list[dict[str, Any]] | None
     since: dict[str, Any] | None  # `--previous`: the changes (None: no section)
     capacity: dict[str, Any] | None  # totals and listed groups, from the capacity table
+    live: dict[str, Any] | None  # groups per verdict and the listed groups, from live_check
 
 
 def environment() -> jinja2.Environment:

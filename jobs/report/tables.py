@@ -22,6 +22,8 @@ TABLES: tuple[str, ...] = (
 )
 # the capacity section's table (an output of an earlier version may lack it)
 TABLES += ("capacity",)
+# the "Live vs plan" section's table (an output of an earlier version may lack it)
+TABLES += ("live_check",)
 # present only in a run with `--previous`
 CHANGES = "changes"
 WORST_GROUPS = 20

@@ -30,6 +30,7 @@ from jobs.settings.model import (
     SPARK,
     CapacitySection,
     ChangesSection,
+    ClientsSection,
     ExecutionSection,
     OutputSection,
     PlannerSection,
@@ -89,6 +90,7 @@ class PlannerConfig:
     output: OutputSection = field(default_factory=OutputSection)
     capacity: CapacitySection = field(default_factory=CapacitySection)
     changes: ChangesSection = field(default_factory=ChangesSection)
+    clients: ClientsSection = field(default_factory=ClientsSection)
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
 
@@ -283,6 +285,7 @@ def read_config(
         output=_section(OutputSection, merged, problems),
         capacity=_section(CapacitySection, merged, problems),
         changes=_section(ChangesSection, merged, problems),
+        clients=_section(ClientsSection, merged, problems),
         spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
         source=src,
     )

@@ -260,6 +260,43 @@ class ChangesSection(Section):
     min_lag_change: int = integer(1_000, 0, 10**15, "0 = any doubling or halving")
 
 
+def library_patterns() -> Any:
+    """`[clients] library_by_group`: a table of group-id glob pattern -> client library, kept
+    as (pattern, library) pairs in file order (the first match wins)."""
+
+    def check(value: Any) -> tuple[tuple[str, str], ...]:
+        pairs = value.items() if isinstance(value, dict) else value
+        if not isinstance(value, dict | list | tuple):
+            pairs = None
+        try:
+            out = tuple((k, v) for k, v in pairs)
+        except (TypeError, ValueError):
+            raise ValueError(
+                f"must be a table of group-id pattern = client library, got {value!r}"
+            ) from None
+        for pattern, library in out:
+            if not isinstance(pattern, str) or not pattern.strip():
+                raise ValueError(f"has an empty group-id pattern: {pattern!r}")
+            if not isinstance(library, str) or not library.strip():
+                raise ValueError(
+                    f"{pattern!r} must name a client library (java, librdkafka, kafka-python or"
+                    f" another name), got {library!r}"
+                )
+        return tuple((k, v.strip()) for k, v in out)
+
+    return _spec((), check)
+
+
+@dataclass(frozen=True)
+class ClientsSection(Section):
+    """`[clients]`: which client library leads which groups, over `subscriptions
+    .client_library` (docs/live.md)."""
+
+    NAME: ClassVar[str] = "clients"
+
+    library_by_group: tuple[tuple[str, str], ...] = library_patterns()
+
+
 # The sections a config may have besides `[spark]` (any Spark property), in file order.
 SECTIONS: tuple[type[Section], ...] = (
     PlannerSection,
@@ -267,6 +304,7 @@ SECTIONS: tuple[type[Section], ...] = (
     OutputSection,
     CapacitySection,
     ChangesSection,
+    ClientsSection,
 )
 SPARK = "spark"
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {

@@ -62,6 +62,10 @@ class RunSettings:
     has_current_assignment: bool = False
     has_offsets: bool = False
     has_weights: bool = False
+    # `[clients] library_by_group`: (group-id pattern, client library), the first match wins
+    library_by_group: tuple[tuple[str, str], ...] = ()
+    # the input has a `target_assignment` table (KIP-848 groups' broker targets)
+    has_target_assignment: bool = False
 
     @classmethod
     def of(
@@ -130,10 +134,16 @@ class RunSettings:
             )
             if config.capacity.enabled
             else None,
+            library_by_group=config.clients.library_by_group,
         )
 
     def for_inputs(
-        self, *, has_current_assignment: bool, has_offsets: bool, has_weights: bool
+        self,
+        *,
+        has_current_assignment: bool,
+        has_offsets: bool,
+        has_weights: bool,
+        has_target_assignment: bool = False,
     ) -> RunSettings:
         """These settings for a run whose inputs are known (the catalog as it is)."""
         return dataclasses.replace(
@@ -141,6 +151,7 @@ class RunSettings:
             has_current_assignment=has_current_assignment,
             has_offsets=has_offsets,
             has_weights=has_weights,
+            has_target_assignment=has_target_assignment,
         )
 
     def without(self, left_out: frozenset[str]) -> RunSettings:

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 
 import pyarrow as pa
 
+from assignors.analysis.live import LIVE_CHECK_COLUMNS
 from assignors.analysis.metrics import METRIC_COLUMNS
 from assignors.whatif.capacity import CAPACITY_COLUMNS
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
@@ -215,6 +216,10 @@ ELECTIONS = Table(
             # `consumer` group why the broker runs the elected assignor (null for classic)
             ("group_protocol", STRING, True),
             ("election_basis", STRING, True),
+            # the client library whose leader assigns a classic group (`java` when the input
+            # names none; null for a `consumer` group, which its broker assigns, and for a
+            # group that is not planned): `elected` is planned with its variant
+            ("client_library", STRING, True),
             # the highest `generation` a member reports (null: none reports one), and a
             # digest of the members' identities (`group_instance_id` for a static member,
             # `member_id` for a dynamic one): what a later run compares to tell a rebalance
@@ -258,6 +263,13 @@ CAPACITY = Table(
     _columns((n, core_type(n, typ), nullable) for n, typ, nullable in CAPACITY_COLUMNS),
     sort_keys=("group_id", "strategy"),
 )
+# The current (or a KIP-848 group's target) assignment against the `elected` plan
+# (docs/live.md): the core names the columns.
+LIVE_CHECK = Table(
+    "live_check",
+    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in LIVE_CHECK_COLUMNS),
+    sort_keys=("group_id",),
+)
 OUTPUTS = (
     ASSIGNMENTS,
     BALANCE_METRICS,
@@ -266,6 +278,7 @@ OUTPUTS = (
     REBALANCE_COSTS,
     RECOMMENDATIONS,
     CAPACITY,
+    LIVE_CHECK,
 )
 OUTPUT_NAMES = tuple(t.name for t in OUTPUTS)
 

@@ -280,7 +280,60 @@ def build_view(
         "rejected": tables.get("rejected", []),
         "capacity": capacity,
         "capacity_note": _capacity_note(rec, tables.get("capacity", [])),
+        "live_check": _live_of(tables),
     }
+
+
+# ---- live vs plan (`live_check`, docs/live.md) --------------------------------------------
+
+
+def _live_of(tables: dict[str, list[Row]]) -> Row | None:
+    """The group's `live_check` row (but `group_id`), with `differing_partitions`: the
+    partitions of the `elected` plan whose current owner (`previous_member_id`) is another
+    member, as (topic, partition, current owner, planned owner); None without a row."""
+    rows = tables.get("live_check", [])
+    if not rows:
+        return None
+    row = {k: v for k, v in rows[0].items() if k != "group_id"}
+    elected = [r for r in tables.get("assignments", []) if r["strategy"] == "elected"]
+    row["differing_partitions"] = [
+        {
+            "topic": r["topic"],
+            "partition": r["partition"],
+            "current_member_id": r["previous_member_id"],
+            "planned_member_id": r["member_id"],
+        }
+        for r in sorted(elected, key=lambda r: (r["topic"], r["partition"]))
+        if r["previous_member_id"] != r["member_id"]
+    ]
+    return row
+
+
+def _live_lines(live: Row, width: int) -> list[str]:
+    """The LIVE VS PLAN block: the verdict, its evidence, the differing partitions."""
+    lines = ["", "LIVE VS PLAN (live_check)"]
+    lines.append(
+        f"  verdict: {live['verdict']}   planned with: {_text(live['elected_strategy'])}"
+        f"   client library: {_text(live['client_library'])}"
+        f"   differing partitions: {live['differing_partition_count']}"
+    )
+    lines += ["  " + w for w in textwrap.wrap(str(live.get("detail") or ""), width - 2)]
+    moved = live.get("differing_partitions") or []
+    if moved:
+        shown = [
+            (f"{m['topic']}-{m['partition']}", m["current_member_id"], m["planned_member_id"])
+            for m in moved[:LIVE_PARTITIONS]
+        ]
+        lines += _indent(_table(("PARTITION", "HELD BY", "PLANNED FOR"), shown, width - 2))
+        if len(moved) > LIVE_PARTITIONS:
+            lines.append(
+                f"  (the first {LIVE_PARTITIONS} of {len(moved)}: --format json lists them all)"
+            )
+    return lines
+
+
+# The differing partitions the table shows (JSON lists them all).
+LIVE_PARTITIONS = 20
 
 
 # ---- since the previous run (`--previous`) ----------------------------------------------
@@ -444,10 +497,9 @@ def render_table(view: Row, width: int | None = None) -> str:
             if k.startswith("current_") and k != "current_strategy"
         ]
         lines += _indent(_table(("FIGURE", "CURRENT", "RECOMMENDED"), figures, width - 2))
-    if view.get("capacity"):
-        lines += ["", "CAPACITY (capacity)"]
-        capacity = [[r.get(k) for _, k in CAPACITY_COLUMNS] for r in view["capacity"]]
-        lines += _indent(_table([h.upper() for h, _ in CAPACITY_COLUMNS], capacity, width - 2))
+    lines += _capacity_lines(view, width)
+    if view.get("live_check"):
+        lines += _live_lines(view["live_check"], width)
     if view["rejected"]:
         lines += ["", "REJECTED"]
         rows, counted = _rejected_rows(view["rejected"])
@@ -459,6 +511,14 @@ def render_table(view: Row, width: int | None = None) -> str:
                 f" {EXAMPLES}: --format json lists every row)"
             )
     return "\n".join(lines) + "\n"
+
+
+def _capacity_lines(view: Row, width: int) -> list[str]:
+    if not view.get("capacity"):
+        return []
+    capacity = [[r.get(k) for _, k in CAPACITY_COLUMNS] for r in view["capacity"]]
+    heads = [h.upper() for h, _ in CAPACITY_COLUMNS]
+    return ["", "CAPACITY (capacity)", *_indent(_table(heads, capacity, width - 2))]
 
 
 def _rejected_rows(rejected: Sequence[Row]) -> tuple[list[tuple[Any, ...]], bool]:

@@ -54,6 +54,8 @@ class Manifest:
     # `--previous`: the previous output's path and ds (and version), or why it was not
     # compared (`unusable`); None for a run without one (the key is then not written)
     previous: dict[str, Any] | None = None
+    # `live_check` rows per verdict (docs/live.md), verdicts with none left out
+    live_verdicts: dict[str, int] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -78,6 +80,7 @@ class Manifest:
             "report": self.report,
             "capacity_feed": self.capacity_feed,
             "phases": self.phases,
+            "live_verdicts": self.live_verdicts,
         } | ({} if self.previous is None else {"previous": self.previous})
 
     @classmethod
@@ -102,6 +105,7 @@ class Manifest:
             capacity_feed=data.get("capacity_feed"),
             phases=dict(data.get("phases") or {}),
             previous=data.get("previous") if isinstance(data.get("previous"), dict) else None,
+            live_verdicts=dict(data.get("live_verdicts") or {}),
         )
 
     def phase_line(self) -> str:

@@ -44,10 +44,12 @@ Row = dict[str, Any]
 KIND_MEMBER = "s"  # a subscriptions row
 KIND_OWNED = "o"  # a current_assignment row
 KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the members
+KIND_TARGET = "g"  # a `target_assignment` row (KIP-848): travels like the owned rows
 # the UDF's output rows, one kind per output table
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "b", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
 KIND_CAPACITY = "k"  # the members each (group, strategy) can use and needs
+KIND_LIVE_CHECK = "v"  # the current assignment against the `elected` plan (docs/live.md)
 # Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
 KIND_TIMING = "t"
 # Each output kind's table, in the contract's order.
@@ -59,9 +61,10 @@ TABLE_OF: dict[str, Table] = {
     KIND_REBALANCE_COSTS: contract.REBALANCE_COSTS,
     KIND_RECOMMENDATION: contract.RECOMMENDATIONS,
     KIND_CAPACITY: contract.CAPACITY,
+    KIND_LIVE_CHECK: contract.LIVE_CHECK,
 }
 KIND_OF = {table.name: kind for kind, table in TABLE_OF.items()}
-KINDS = (KIND_MEMBER, KIND_OWNED, KIND_OFFSETS, *TABLE_OF, KIND_TIMING)
+KINDS = (KIND_MEMBER, KIND_OWNED, KIND_OFFSETS, KIND_TARGET, *TABLE_OF, KIND_TIMING)
 
 # ---- the wide frame ---------------------------------------------------------------------------
 
@@ -156,6 +159,7 @@ class SmallRows:
         error: str | None,
         protocol: str | None = None,
         basis: str | None = None,
+        client_library: str | None = None,
         members: Sequence[Member] | None = None,
     ) -> None:
         row = {
@@ -165,6 +169,7 @@ class SmallRows:
             "error": error,
             "group_protocol": protocol,
             "election_basis": basis,
+            "client_library": client_library,
             "max_generation": None if members is None else max_generation(members),
             "members_digest": None if members is None else members_digest(members),
         }
@@ -201,7 +206,8 @@ class SmallRows:
                 election.error,
                 protocol,
                 election.basis,
-                members,
+                client_library=plan.client_library,
+                members=members,
             )
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)
@@ -216,6 +222,11 @@ class SmallRows:
         for row in whatif.costs:
             rows.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
         rows.append((KIND_RECOMMENDATION, group_id, json_payload(whatif.recommendation)))
+
+    def live_check(self, row: Mapping[str, Any] | None) -> None:
+        """The group's `live_check` row, if it has one (`assignors.analysis.live`)."""
+        if row is not None:
+            self.rows.append((KIND_LIVE_CHECK, str(row["group_id"]), json_payload(row)))
 
     def capacity(
         self, group_id: str, rows: Iterable[Mapping[str, Any]], problems: Iterable[Problem] = ()

@@ -115,6 +115,7 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         "rebalance_costs": 2 * 5 + 2 * 4,
         "recommendations": 2,
         "capacity": 4,  # one per planned (group, strategy), as balance_metrics
+        "live_check": 0,  # no group holds a current assignment
     }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.to_json() == manifest
