@@ -81,6 +81,7 @@ INPUT_COLUMNS = (
     "generation",
     "group_protocol",
     "group_state",
+    "assignment_user_data",
     "topic",
     "partition",
     "committed_offset",
@@ -256,6 +257,7 @@ def _read_members(pdf: pd.DataFrame, members: dict[str | None, list[MemberRow]])
             _ints(pdf["generation"]),
             _optional(pdf, "group_protocol"),
             _optional(pdf, "group_state"),
+            _optional(pdf, "assignment_user_data"),
         ),
         strict=True,
     )
@@ -357,16 +359,19 @@ def _plan_bucket(
             )
             problems, spec, plan, whatif = result.problems, result.spec, result.plan, result.whatif
             capacity, capacity_problems = result.capacity, result.capacity_problems
+            migrations, counts = result.migrations, result.member_counts
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, spec, plan, whatif = [internal_error(gid, None, exc)], None, None, None
             capacity, capacity_problems = [], []
+            migrations, counts = [], None
         clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
             out.not_planned(gid)
         else:
-            out.plan(plan, whatif, None if spec is None else spec.group_protocol)
+            out.plan(plan, whatif, None if spec is None else spec.group_protocol, counts)
             out.encoded.capacity(gid, capacity, capacity_problems)
+            out.encoded.migrations(gid, migrations)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -495,9 +500,13 @@ class _Output:
         self.encoded.not_planned(group_id)
 
     def plan(
-        self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
+        self,
+        plan: GroupPlan,
+        whatif: GroupWhatIf | None = None,
+        protocol: str | None = None,
+        members: tuple[int, int] | None = None,
     ) -> None:
-        self.encoded.plan(plan, whatif, protocol)
+        self.encoded.plan(plan, whatif, protocol, members)
         a = self.a
         for shared, labels in _shared_rows(plan.plans):
             columns: tuple[list[Any], ...] = shared

@@ -31,6 +31,7 @@ from jobs.settings.model import (
     CapacitySection,
     ChangesSection,
     ExecutionSection,
+    MigrationSection,
     OutputSection,
     PlannerSection,
     Section,
@@ -89,6 +90,7 @@ class PlannerConfig:
     output: OutputSection = field(default_factory=OutputSection)
     capacity: CapacitySection = field(default_factory=CapacitySection)
     changes: ChangesSection = field(default_factory=ChangesSection)
+    migration: MigrationSection = field(default_factory=MigrationSection)
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
 
@@ -283,6 +285,7 @@ def read_config(
         output=_section(OutputSection, merged, problems),
         capacity=_section(CapacitySection, merged, problems),
         changes=_section(ChangesSection, merged, problems),
+        migration=_section(MigrationSection, merged, problems),
         spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
         source=src,
     )

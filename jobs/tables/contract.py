@@ -17,6 +17,7 @@ from dataclasses import dataclass
 import pyarrow as pa
 
 from assignors.analysis.metrics import METRIC_COLUMNS
+from assignors.migration.paths import MIGRATION_COLUMNS
 from assignors.whatif.capacity import CAPACITY_COLUMNS
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
@@ -215,6 +216,10 @@ ELECTIONS = Table(
             # `consumer` group why the broker runs the elected assignor (null for classic)
             ("group_protocol", STRING, True),
             ("election_basis", STRING, True),
+            # ---- migration (docs/migration.md): how many members use each protocol (null
+            # for a group that is not planned); both nonzero: a mixed group, mid-migration
+            ("classic_members", INT, True),
+            ("consumer_members", INT, True),
         ]
     ),
     sort_keys=("group_id",),
@@ -243,7 +248,14 @@ REBALANCE_COSTS = Table(
 )
 RECOMMENDATIONS = Table(
     "recommendations",
-    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in RECOMMENDATION_COLUMNS),
+    _columns(
+        [
+            *((n, core_type(n, typ), nullable) for n, typ, nullable in RECOMMENDATION_COLUMNS),
+            # ---- migration (docs/migration.md): the next step of the move to the consumer
+            # protocol (null: a consumer group, or no `migrations` rows)
+            ("migration_next_step", STRING, True),
+        ]
+    ),
     sort_keys=("group_id",),
 )
 # How many members each group can use and needs (docs/capacity.md): the core names the columns.
@@ -251,6 +263,12 @@ CAPACITY = Table(
     "capacity",
     _columns((n, core_type(n, typ), nullable) for n, typ, nullable in CAPACITY_COLUMNS),
     sort_keys=("group_id", "strategy"),
+)
+# ---- migration: each group's ways to the consumer protocol (docs/migration.md)
+MIGRATIONS = Table(
+    "migrations",
+    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in MIGRATION_COLUMNS),
+    sort_keys=("group_id", "path"),
 )
 OUTPUTS = (
     ASSIGNMENTS,
@@ -260,6 +278,7 @@ OUTPUTS = (
     REBALANCE_COSTS,
     RECOMMENDATIONS,
     CAPACITY,
+    MIGRATIONS,
 )
 OUTPUT_NAMES = tuple(t.name for t in OUTPUTS)
 

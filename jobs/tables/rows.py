@@ -46,6 +46,7 @@ KIND_OFFSETS = "l"  # an `offsets` row: lands in its group's bucket like the mem
 KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "b", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
 KIND_CAPACITY = "k"  # the members each (group, strategy) can use and needs
+KIND_MIGRATION = "m"  # the group's paths to the consumer protocol
 # Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
 KIND_TIMING = "t"
 # Each output kind's table, in the contract's order.
@@ -57,6 +58,7 @@ TABLE_OF: dict[str, Table] = {
     KIND_REBALANCE_COSTS: contract.REBALANCE_COSTS,
     KIND_RECOMMENDATION: contract.RECOMMENDATIONS,
     KIND_CAPACITY: contract.CAPACITY,
+    KIND_MIGRATION: contract.MIGRATIONS,
 }
 KIND_OF = {table.name: kind for kind, table in TABLE_OF.items()}
 KINDS = (KIND_MEMBER, KIND_OWNED, KIND_OFFSETS, *TABLE_OF, KIND_TIMING)
@@ -154,6 +156,7 @@ class SmallRows:
         error: str | None,
         protocol: str | None = None,
         basis: str | None = None,
+        members: tuple[int, int] | None = None,
     ) -> None:
         row = {
             "group_id": group_id,
@@ -162,6 +165,9 @@ class SmallRows:
             "error": error,
             "group_protocol": protocol,
             "election_basis": basis,
+            # migration: (classic, consumer) member counts of a planned group
+            "classic_members": None if members is None else members[0],
+            "consumer_members": None if members is None else members[1],
         }
         self.rows.append((KIND_ELECTION, group_id, json_payload(row)))
         if error != NOT_PLANNED:  # every input group has one row; NOT_PLANNED: rejected
@@ -172,7 +178,11 @@ class SmallRows:
         self.election(group_id, None, [], NOT_PLANNED)
 
     def plan(
-        self, plan: GroupPlan, whatif: GroupWhatIf | None = None, protocol: str | None = None
+        self,
+        plan: GroupPlan,
+        whatif: GroupWhatIf | None = None,
+        protocol: str | None = None,
+        members: tuple[int, int] | None = None,
     ) -> None:
         """A planned group's rows: its problems, election, what-if rows and metrics (its
         assignment rows are the caller's: typed columns, not payloads)."""
@@ -191,6 +201,7 @@ class SmallRows:
                 election.error,
                 protocol,
                 election.basis,
+                members,
             )
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)
@@ -205,6 +216,10 @@ class SmallRows:
         for row in whatif.costs:
             rows.append((KIND_REBALANCE_COSTS, group_id, costs_payload(row)))
         rows.append((KIND_RECOMMENDATION, group_id, json_payload(whatif.recommendation)))
+
+    def migrations(self, group_id: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """The `migrations` rows of a planned group."""
+        self.rows.extend((KIND_MIGRATION, group_id, json_payload(row)) for row in rows)
 
     def capacity(
         self, group_id: str, rows: Iterable[Mapping[str, Any]], problems: Iterable[Problem] = ()
