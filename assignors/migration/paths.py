@@ -105,6 +105,10 @@ class BounceCost:
         self.rebalances += cost.rebalances
 
 
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
 def _simulator(
     spec: GroupSpec, assignor: Assignor, start: Assignment, cooperative: bool
 ) -> _Simulator:
@@ -291,8 +295,8 @@ def _classic_to_consumer(
     parts = []
     if mixed:
         parts.append(
-            f"mixed group: {len(to_bounce)} of {len(spec.members)} members still on the classic"
-            f" protocol, assigned by {landing}"
+            f"mixed group: {len(to_bounce)} of {_count(len(spec.members), 'member')} still on"
+            f" the classic protocol, assigned by {landing}"
         )
     if target is None or not costed or (not mixed and old is None):
         parts.append("bounce not costed")
@@ -315,7 +319,8 @@ def _classic_to_consumer(
             leave = landing_sim  # the group is a consumer group from the first rejoin on
         row["bounce_moved"], row["bounce_paused"] = bounce.moved, bounce.paused
         parts.append(
-            f"{len(to_bounce)} restarts, {bounce.rebalances} rebalances: moves {bounce.moved},"
+            f"{_count(len(to_bounce), 'restart')}, {_count(bounce.rebalances, 'rebalance')}:"
+            f" moves {bounce.moved},"
             f" pauses {bounce.paused}"
         )
     if re2j:
