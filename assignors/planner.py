@@ -255,9 +255,14 @@ def server_election(spec: GroupSpec, catalog: StrategyCatalog) -> tuple[Election
     )
     if classic:
         n = len(spec.classic_members)
+        verbs = (
+            "member votes for nothing and receives"
+            if n == 1
+            else "members vote for nothing and receive"
+        )
         basis = (
-            f"{election.basis}; mixed group: {n} classic {'member' if n == 1 else 'members'}"
-            " vote for nothing and receive the broker's target through JoinGroup/SyncGroup"
+            f"{election.basis}; mixed group: {n} classic {verbs} the broker's target through"
+            " JoinGroup/SyncGroup"
         )
         election = Election(
             election.elected,

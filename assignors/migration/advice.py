@@ -62,8 +62,10 @@ def next_step(rows: Sequence[Mapping[str, object]]) -> str | None:
     head = "ready" if not warnings else f"ready, with {', '.join(warnings)}"
     landing = row.get("landing_assignor")
     if str(row.get("detail", "")).startswith("mixed group"):
+        n = row.get("steps")
+        members = "member" if n == 1 else "members"
         return (
-            f"{head}: finish the migration: restart the {row.get('steps')} classic members"
+            f"{head}: finish the migration: restart the {n} classic {members}"
             f" with group.protocol=consumer (on {landing}{_cost(row)})"
         )
     return f"{head}: migrate to the consumer protocol (lands on {landing}{_cost(row)})"

@@ -34,6 +34,7 @@ class ReportContext(TypedDict, total=False):
     elected: list[dict[str, Any]] | None
     since: dict[str, Any] | None  # `--previous`: the changes (None: no section)
     capacity: dict[str, Any] | None  # totals and listed groups, from the capacity table
+    migration: dict[str, Any] | None  # the migrations table's figures (docs/migration.md)
 
 
 def environment() -> jinja2.Environment:

@@ -280,6 +280,8 @@ def build_view(
         "rejected": tables.get("rejected", []),
         "capacity": capacity,
         "capacity_note": _capacity_note(rec, tables.get("capacity", [])),
+        # the group's paths to the consumer protocol (docs/migration.md)
+        "migrations": sorted(tables.get("migrations", []), key=lambda r: str(r["path"])),
     }
 
 
@@ -446,6 +448,7 @@ def render_table(view: Row, width: int | None = None) -> str:
         lines += ["", "CAPACITY (capacity)"]
         capacity = [[r.get(k) for _, k in CAPACITY_COLUMNS] for r in view["capacity"]]
         lines += _indent(_table([h.upper() for h, _ in CAPACITY_COLUMNS], capacity, width - 2))
+    lines += _migration_lines(view, width)
     if view["rejected"]:
         lines += ["", "REJECTED"]
         rows, counted = _rejected_rows(view["rejected"])
@@ -457,6 +460,45 @@ def render_table(view: Row, width: int | None = None) -> str:
                 f" {EXAMPLES}: --format json lists every row)"
             )
     return "\n".join(lines) + "\n"
+
+
+MIGRATION_HEADERS: tuple[str, ...] = ("PATH", "READY", "BLOCKERS", "WARNINGS", "LANDS ON")
+MIGRATION_HEADERS += ("RESTARTS", "MOVED AT CONVERSION", "BOUNCE MOVED", "BOUNCE PAUSED")
+
+
+def _migration_lines(view: Row, width: int) -> list[str]:
+    """The MIGRATION section: the next step, then each path with its steps and costs (none
+    for a group without `migrations` rows)."""
+    if not view.get("migrations"):
+        return []
+    lines = ["", "MIGRATION TO THE CONSUMER PROTOCOL (migrations)"]
+    rec = view.get("recommendation") or {}
+    if rec.get("migration_next_step"):
+        lines += ["  " + w for w in textwrap.wrap(str(rec["migration_next_step"]), width - 2)]
+    rows = [
+        (
+            r["path"],
+            "yes" if r["ready"] else "no",
+            ", ".join(r["blockers"] or []) or None,
+            ", ".join(r["warnings"] or []) or None,
+            r["landing_assignor"],
+            r["steps"],
+            r["moved_at_conversion"],
+            r["bounce_moved"]
+            if r["first_bounce_moved"] is None
+            else f"{r['bounce_moved']} ({r['first_bounce_moved']} in bounce 1)",
+            r["bounce_paused"]
+            if r["first_bounce_paused"] is None
+            else f"{r['bounce_paused']} ({r['first_bounce_paused']} in bounce 1)",
+        )
+        for r in view["migrations"]
+    ]
+    lines += _indent(_table(MIGRATION_HEADERS, rows, width - 2))
+    for r in view["migrations"]:
+        if r.get("detail"):
+            text = f"{r['path']}: {r['detail']}"
+            lines += ["  " + w for w in textwrap.wrap(text, width - 2)]
+    return lines
 
 
 def _rejected_rows(rejected: Sequence[Row]) -> tuple[list[tuple[Any, ...]], bool]:
