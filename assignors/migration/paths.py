@@ -212,13 +212,15 @@ def group_migrations(
     user_data: frozenset[str] = frozenset(),
     patterns: Mapping[str, str] | None = None,
     max_members: int | None = None,
+    max_partitions: int | None = None,
 ) -> list[MigrationRow]:
     """The `migrations` rows of a planned group: none for a `consumer` group whose members all
     use the consumer protocol.
 
     `user_data`: the members whose assignment carries user data
     (`subscriptions.assignment_user_data`); `patterns`: member -> its `topic_pattern`;
-    `max_members`: above it the bounce costs are null (`scenario_max_members`)."""
+    `max_members`, `max_partitions`: above either the bounce costs are null (the what-if's
+    `scenario_max_members` and `scenario_max_partitions`)."""
     patterns = {} if patterns is None else patterns
     mixed = bool(spec.classic_members)
     if spec.group_protocol == CONSUMER and not mixed:
@@ -230,7 +232,10 @@ def group_migrations(
     else:
         strategy = None if election is None else election.elected
         to_bounce = java_sorted(m.member_id for m in spec.members)
-    costed = max_members is None or len(spec.members) <= max_members
+    partitions = sum(spec.partition_count(t) for t in spec.subscribed_topics())
+    costed = (max_members is None or len(spec.members) <= max_members) and (
+        max_partitions is None or partitions <= max_partitions
+    )
     rows = [
         _classic_to_consumer(
             spec, plan, catalog, settings, strategy, to_bounce, user_data, patterns, costed

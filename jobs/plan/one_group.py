@@ -226,6 +226,7 @@ def _migrations(
         user_data=frozenset(m.member_id for m in members if m.assignment_user_data and m.member_id),
         patterns={m.member_id: m.topic_pattern for m in members if m.member_id and m.topic_pattern},
         max_members=None if settings.whatif is None else settings.whatif.max_members,
+        max_partitions=None if settings.whatif is None else settings.whatif.max_partitions,
     )
     if out.whatif is not None and out.whatif.recommendation:
         out.whatif.recommendation["migration_next_step"] = next_step(out.migrations)
