@@ -106,7 +106,7 @@ SUBSCRIPTIONS = Table(
             ("topic_pattern", STRING, True),
             ("assignment_strategies", STRINGS, True),
             ("generation", INT, True),
-            # `classic` (null or absent) or `consumer` (KIP-848); constant within a group
+            # `classic` (null or absent) or `consumer` (KIP-848); both in a group: mid-migration
             ("group_protocol", STRING, True),
             # Kafka's name of the group's state at the snapshot (`Stable`, `PreparingRebalance`)
             ("group_state", STRING, True),
