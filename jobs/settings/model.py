@@ -24,6 +24,7 @@ from assignors.migration.conditions import (
     DEFAULT_LANDING,
     DEFAULT_POLICY,
     POLICIES,
+    normalise_policy,
 )
 from assignors.planner import BALANCE_BY
 from assignors.whatif.capacity import parse_target
@@ -165,6 +166,19 @@ def capacity_target() -> Any:
     return _spec(None, check)
 
 
+def migration_policy() -> Any:
+    """`[migration] policy`: one of POLICIES, case and blanks ignored as the broker's
+    `group.consumer.migration.policy` ignores them."""
+
+    def check(value: Any) -> str:
+        found = normalise_policy(value) if isinstance(value, str) else None
+        if found is None:
+            raise ValueError(f"must be one of {', '.join(map(repr, POLICIES))}, got {value!r}")
+        return found
+
+    return _spec(DEFAULT_POLICY, check)
+
+
 def landing_pairs() -> Any:
     """`[migration] landing`: `"strategy=assignor"` entries (`*` for every other strategy),
     kept as (strategy, assignor) pairs; the run checks the names against its catalog."""
@@ -296,7 +310,7 @@ class MigrationSection(Section):
     FLAT_PREFIX: ClassVar[str] = "migration_"
 
     # the broker's group.consumer.migration.policy
-    policy: str = one_of(DEFAULT_POLICY, POLICIES)
+    policy: str = migration_policy()
     # the broker's group.consumer.max.size
     consumer_max_size: int = integer(DEFAULT_CONSUMER_MAX_SIZE, 1, 2**31 - 1)
     # strategy -> the server assignor its groups land on ("*": every other strategy)
