@@ -474,7 +474,8 @@ def _migration_lines(view: Row, width: int) -> list[str]:
     lines = ["", "MIGRATION TO THE CONSUMER PROTOCOL (migrations)"]
     rec = view.get("recommendation") or {}
     if rec.get("migration_next_step"):
-        lines += ["  " + w for w in textwrap.wrap(str(rec["migration_next_step"]), width - 2)]
+        text = str(rec["migration_next_step"])
+        lines += ["  " + w for w in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
     rows = [
         (
             r["path"],
@@ -497,7 +498,7 @@ def _migration_lines(view: Row, width: int) -> list[str]:
     for r in view["migrations"]:
         if r.get("detail"):
             text = f"{r['path']}: {r['detail']}"
-            lines += ["  " + w for w in textwrap.wrap(text, width - 2)]
+            lines += ["  " + w for w in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
     return lines
 
 
