@@ -118,8 +118,16 @@ class PlannerConfig:
             values = getattr(self, section.NAME)
             for key, _ in specs(section):
                 value = getattr(values, key)
-                out[section.FLAT_PREFIX + key] = list(value) if isinstance(value, tuple) else value
+                out[section.FLAT_PREFIX + key] = _plain(value)
         return {**out, "spark": dict(self.spark), "source": self.source}
+
+
+def _plain(value: Any) -> Any:
+    """A setting as the manifest's JSON holds it: a tuple as a list, a pair (`[migration]
+    landing`) as the `"strategy=assignor"` entry the config file writes."""
+    if not isinstance(value, tuple):
+        return value
+    return [f"{v[0]}={v[1]}" if isinstance(v, tuple) else v for v in value]
 
 
 def _shipped_tables(cfg_path: Path) -> dict[str, Any]:
