@@ -119,7 +119,9 @@ class GroupSpec:
     `departed` holds what members that have left the group still own in `current_assignment`:
     Kafka's assignors never see it (those partitions are simply free), the movement metrics do.
     `group_protocol` is `classic` or `consumer` (KIP-848: the broker picks the assignor); only
-    the election reads it, the assignors never do.
+    the election reads it, the assignors never do. `classic_members` is set for a mixed group
+    only (a `consumer` group some of whose members still use the classic protocol, as during
+    an online migration): the ids of those members, in member order; empty otherwise.
     """
 
     group_id: str
@@ -127,6 +129,7 @@ class GroupSpec:
     topics: Mapping[str, TopicMetadata] = field(default_factory=dict)
     departed: Mapping[str, tuple[TopicPartition, ...]] = field(default_factory=dict)
     group_protocol: str = CLASSIC
+    classic_members: tuple[str, ...] = ()
 
     @property
     def member_ids(self) -> list[str]:
@@ -141,6 +144,7 @@ class GroupSpec:
         topics: Mapping[str, TopicMetadata] | None = None,
         departed: Mapping[str, tuple[TopicPartition, ...]] | None = None,
         group_protocol: str = CLASSIC,
+        classic_members: tuple[str, ...] = (),
     ) -> None:
         meta: Mapping[str, TopicMetadata] = {} if topics is None else topics
         object.__setattr__(self, "group_id", group_id)
@@ -148,6 +152,7 @@ class GroupSpec:
         object.__setattr__(self, "topics", meta)
         object.__setattr__(self, "departed", {} if departed is None else departed)
         object.__setattr__(self, "group_protocol", group_protocol)
+        object.__setattr__(self, "classic_members", classic_members)
         # Every assignor and metric asks for this; compute it once per group.
         wanted: set[str] = set()
         last: frozenset[str] | None = None

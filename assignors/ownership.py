@@ -313,7 +313,14 @@ def next_round(spec: GroupSpec, assignment: Assignment, generation: int) -> Grou
     """
     # Built directly, not with dataclasses.replace (interpreted, and this runs every round).
     members = tuple(m.owning(tuple(assignment[m.member_id]), generation) for m in spec.members)
-    return GroupSpec(spec.group_id, members, spec.topics, spec.departed, spec.group_protocol)
+    return GroupSpec(
+        spec.group_id,
+        members,
+        spec.topics,
+        spec.departed,
+        spec.group_protocol,
+        spec.classic_members,
+    )
 
 
 def received_rounds(history: Sequence[Assignment]) -> dict[TopicPartition, int]:

@@ -247,13 +247,41 @@ def run_election(spec: GroupSpec, catalog: StrategyCatalog) -> Election:
 
 
 def server_election(spec: GroupSpec, catalog: StrategyCatalog) -> tuple[Election, list[Problem]]:
-    """A `consumer` group's broker-side assignor (`elect_server_assignor`) and its warnings."""
-    return elect_server_assignor(
+    """A `consumer` group's broker-side assignor (`elect_server_assignor`) and its warnings.
+
+    In a mixed group only the `consumer` members vote: a classic member sends no
+    `group.remote.assignor` (its `assignment_strategies` are client-side strategies the broker
+    does not run for it); the basis then says how many classic members the target covers."""
+    classic = frozenset(spec.classic_members)
+    election, problems = elect_server_assignor(
         spec.group_id,
-        [(m.member_id, m.assignment_strategies) for m in spec.members],
+        [
+            (m.member_id, m.assignment_strategies)
+            for m in spec.members
+            if m.member_id not in classic
+        ],
         catalog.server_assignors,
         catalog.server_vote,
     )
+    if classic:
+        n = len(spec.classic_members)
+        verbs = (
+            "member votes for nothing and receives"
+            if n == 1
+            else "members vote for nothing and receive"
+        )
+        basis = (
+            f"{election.basis}; mixed group: {n} classic {verbs} the broker's target through"
+            " JoinGroup/SyncGroup"
+        )
+        election = Election(
+            election.elected,
+            election.candidate_strategies,
+            election.error,
+            election.unknown_names,
+            basis,
+        )
+    return election, problems
 
 
 def plan_group(

@@ -87,6 +87,8 @@ class MemberRow:
     group_protocol: str | None = None
     group_state: str | None = None
     client_library: str | None = None
+    # the migration's ASSIGNMENT_USER_DATA blocker (`assignors.migration`)
+    assignment_user_data: bool | None = None
 
     def __init__(
         self,
@@ -100,6 +102,7 @@ class MemberRow:
         group_protocol: str | None = None,
         group_state: str | None = None,
         client_library: str | None = None,
+        assignment_user_data: bool | None = None,
     ) -> None:
         object.__setattr__(self, "member_id", member_id)
         object.__setattr__(self, "group_instance_id", group_instance_id)
@@ -111,6 +114,7 @@ class MemberRow:
         object.__setattr__(self, "group_protocol", group_protocol)
         object.__setattr__(self, "group_state", group_state)
         object.__setattr__(self, "client_library", client_library)
+        object.__setattr__(self, "assignment_user_data", assignment_user_data)
 
 
 @dataclass(frozen=True, slots=True, init=False)
@@ -597,14 +601,20 @@ def normalise_group_protocol(value: str | None) -> str | None:
     return value if value in GROUP_PROTOCOLS else None
 
 
-def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> str | None:
-    """The group's protocol; None (and error rows) when a value is unknown or they differ.
+def _group_protocol(
+    group_id: str, rows: Sequence[MemberRow], found: _Found
+) -> tuple[str, tuple[str, ...]] | None:
+    """The group's protocol, and the ids of its classic members when it is mixed (else
+    empty); None (and error rows) when a value is unknown.
 
-    A KIP-848 group can hold classic-protocol members during an online upgrade (the broker
-    then assigns them too), but a snapshot cannot say which group that is: a group that mixes
-    the two values is refused rather than planned under a guess.
+    A group with any `consumer` member is a consumer group to the broker: the first
+    consumer-protocol heartbeat converts a classic group online (`GroupMetadataManager`),
+    and its classic members then join it through JoinGroup/SyncGroup and receive the server
+    assignor's target. A group that mixes the two values is that group mid-migration, and is
+    planned as a `consumer` group.
     """
     seen: Counter[str] = Counter()
+    classic: list[str] = []
     for row in rows:
         protocol = normalise_group_protocol(row.group_protocol)
         if protocol is None:
@@ -617,17 +627,13 @@ def _group_protocol(group_id: str, rows: Sequence[MemberRow], found: _Found) -> 
             )
         else:
             seen[protocol] += 1
-    if len(seen) > 1:
-        counts = ", ".join(f"{n} {p}" for p, n in sorted(seen.items()))
-        found.add(
-            ERROR,
-            Reason.MIXED_GROUP_PROTOCOL,
-            f"group {group_id!r} mixes group protocols ({counts} members); group_protocol"
-            " must be the same for every member of a group",
-        )
+            if protocol == CLASSIC and row.member_id:
+                classic.append(row.member_id)
     if found.has_error or not seen:
         return None
-    return next(iter(seen))
+    if len(seen) > 1:
+        return CONSUMER, tuple(dict.fromkeys(classic))
+    return next(iter(seen)), ()
 
 
 REBALANCING_STATES: Final = frozenset(
@@ -762,13 +768,16 @@ def build_group(
         found.add(ERROR, Reason.EMPTY_GROUP_ID, "empty group_id: Kafka cannot form this group")
         return None, found.items
     rows = _drop_exact_duplicates(_sorted_rows(members), found)
-    protocol = _group_protocol(group_id, rows, found) or CLASSIC
+    protocol, classic_members = _group_protocol(group_id, rows, found) or (CLASSIC, ())
     _check_group_state(group_id, rows, found)
     _check_identities(rows, found)
     subscriptions = _Subscriptions(catalog, resolve_pattern, found, protocol)
     # A KIP-848 group's names are the broker's to check (the election does).
     known = known_strategy if protocol == CLASSIC else None
-    drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found, protocol))]
+    if classic_members:
+        drafts = _mixed_drafts(rows, frozenset(classic_members), subscriptions, found)
+    else:
+        drafts = [d for row in rows if (d := _draft(row, known, subscriptions, found, protocol))]
     subscriptions.report()
     if found.has_error:
         return None, found.items
@@ -815,4 +824,28 @@ def build_group(
         )
         for d in drafts
     )
-    return GroupSpec(group_id, members_out, topics_meta, departed, protocol), found.items
+    live_classic = tuple(m for m in classic_members if m in live)
+    spec = GroupSpec(group_id, members_out, topics_meta, departed, protocol, live_classic)
+    return spec, found.items
+
+
+def _mixed_drafts(
+    rows: Sequence[MemberRow],
+    classic: frozenset[str],
+    subscriptions: _Subscriptions,
+    found: _Found,
+) -> list[_Draft]:
+    """The members of a mixed group, each checked as its own protocol checks it: a classic
+    member matches its pattern itself (Java's regex) and its `assignment_strategies` are its
+    client-side `partition.assignment.strategy` (kept for the migration's landing assignor,
+    never checked against the run's strategies: the broker assigns it); a `consumer` member
+    as in any consumer group."""
+    drafts: list[_Draft] = []
+    for row in rows:
+        protocol = CLASSIC if row.member_id in classic else CONSUMER
+        subscriptions.protocol = protocol
+        draft = _draft(row, None, subscriptions, found, protocol)
+        if draft is not None:
+            drafts.append(draft)
+    subscriptions.protocol = CONSUMER
+    return drafts

@@ -309,8 +309,14 @@ class _Group:
 
     def spec_at(self, size: int) -> GroupSpec:
         spec = self.spec
+        members = self.members_at(size)
+        ids = {m.member_id for m in members}
         return GroupSpec(
-            spec.group_id, self.members_at(size), spec.topics, group_protocol=spec.group_protocol
+            spec.group_id,
+            members,
+            spec.topics,
+            group_protocol=spec.group_protocol,
+            classic_members=tuple(m for m in spec.classic_members if m in ids),
         )
 
     def cap(self, added: int) -> int:

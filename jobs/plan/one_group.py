@@ -33,7 +33,9 @@ from assignors.inputs.validation import (
     no_members_problem,
     null_topic_problem,
 )
-from assignors.model import CONSUMER, GroupSpec
+from assignors.migration.advice import next_step
+from assignors.migration.paths import MigrationRow, group_migrations
+from assignors.model import CLASSIC, CONSUMER, GroupSpec
 from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan_group
 from assignors.problems import ERROR, Problem
 from assignors.whatif.capacity import CapacityRow, group_capacity
@@ -122,6 +124,7 @@ def member_rows(rows: Iterable[Row]) -> list[MemberRow]:
             r.get("group_protocol"),
             r.get("group_state"),
             r.get("client_library"),
+            r.get("assignment_user_data"),
         )
         for r in rows
     ]
@@ -141,6 +144,19 @@ class GroupResult:
     capacity_problems: list[Problem] = field(default_factory=list)
     # the `live_check` row (None: no current or target assignment, or not planned)
     live: LiveRow | None = None
+    # the `migrations` rows (none for a consumer group, or when the run leaves them out)
+    migrations: list[MigrationRow] = field(default_factory=list)
+
+    @property
+    def member_counts(self) -> tuple[int, int] | None:
+        """(classic, consumer) members of a planned group: the `elections` row's counts."""
+        spec = self.spec
+        if spec is None:
+            return None
+        n, classic = len(spec.members), len(spec.classic_members)
+        if spec.group_protocol == CLASSIC:
+            return n, 0
+        return (classic, n - classic) if spec.group_protocol == CONSUMER else None
 
 
 def plan_one(
@@ -204,6 +220,8 @@ def plan_one(
         out.capacity, out.capacity_problems = group_capacity(
             spec, out.plan, planned, load=load, settings=settings.capacity
         )
+    if settings.migration is not None and _planned(out.plan):
+        _migrations(out, members, planned, settings)
     return out
 
 
@@ -270,6 +288,27 @@ def _targets(
     return {m: sorted(set(tps)) for m, tps in out.items()}, ignored
 
 
+def _migrations(
+    out: GroupResult, members: Sequence[MemberRow], planned: StrategyCatalog, settings: RunSettings
+) -> None:
+    """The group's `migrations` rows, and their next step on its `recommendations` row."""
+    assert out.spec is not None
+    assert out.plan is not None
+    assert settings.migration is not None
+    out.migrations = group_migrations(
+        out.spec,
+        out.plan,
+        planned,
+        settings.migration,
+        user_data=frozenset(m.member_id for m in members if m.assignment_user_data and m.member_id),
+        patterns={m.member_id: m.topic_pattern for m in members if m.member_id and m.topic_pattern},
+        max_members=None if settings.whatif is None else settings.whatif.max_members,
+        max_partitions=None if settings.whatif is None else settings.whatif.max_partitions,
+    )
+    if out.whatif is not None and out.whatif.recommendation:
+        out.whatif.recommendation["migration_next_step"] = next_step(out.migrations)
+
+
 def _planned(plan: GroupPlan) -> bool:
     """Whether the group is planned (has an election and no group-level error): only a
     planned group has `capacity` rows, as only it has what-if rows."""
@@ -288,9 +327,16 @@ def table_rows(result: GroupResult) -> dict[str, list[Row]]:
         if result.has_members:  # every input group has an elections row
             encoded.not_planned(gid)
     else:
-        encoded.plan(plan, result.whatif, result.spec.group_protocol, result.spec.members)
+        encoded.plan(
+            plan,
+            result.whatif,
+            result.spec.group_protocol,
+            result.spec.members,
+            result.member_counts,
+        )
         encoded.capacity(gid, result.capacity, result.capacity_problems)
         encoded.live_check(result.live)
+        encoded.migrations(gid, result.migrations)
     assignments = [
         {
             "group_id": gid,

@@ -84,6 +84,7 @@ INPUT_COLUMNS = (
     "group_protocol",
     "group_state",
     "client_library",
+    "assignment_user_data",
     "topic",
     "partition",
     "committed_offset",
@@ -265,6 +266,7 @@ def _read_members(pdf: pd.DataFrame, members: dict[str | None, list[MemberRow]])
             _optional(pdf, "group_protocol"),
             _optional(pdf, "group_state"),
             _optional(pdf, "client_library"),
+            _optional(pdf, "assignment_user_data"),
         ),
         strict=True,
     )
@@ -378,10 +380,11 @@ def _plan_bucket(
             )
             problems, spec, plan, whatif = result.problems, result.spec, result.plan, result.whatif
             capacity, capacity_problems = result.capacity, result.capacity_problems
-            live = result.live
+            live, migrations, counts = result.live, result.migrations, result.member_counts
         except Exception as exc:  # a planner bug: this group only, the bucket goes on
             problems, spec, plan, whatif = [internal_error(gid, None, exc)], None, None, None
             capacity, capacity_problems, live = [], [], None
+            migrations, counts = [], None
         clock.enter(ROWS)
         out.problems(problems)
         if plan is None:
@@ -392,9 +395,11 @@ def _plan_bucket(
                 whatif,
                 None if spec is None else spec.group_protocol,
                 None if spec is None else spec.members,
+                counts,
             )
             out.encoded.capacity(gid, capacity, capacity_problems)
             out.live_check(live)
+            out.encoded.migrations(gid, migrations)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -538,8 +543,9 @@ class _Output:
         whatif: GroupWhatIf | None = None,
         protocol: str | None = None,
         members: Sequence[Member] | None = None,
+        member_counts: tuple[int, int] | None = None,
     ) -> None:
-        self.encoded.plan(plan, whatif, protocol, members)
+        self.encoded.plan(plan, whatif, protocol, members, member_counts)
         a = self.a
         for shared, labels in _shared_rows(plan.plans):
             columns: tuple[list[Any], ...] = shared

@@ -27,6 +27,7 @@ from jobs.report.aggregates import (
     rejected_by_reason,
     worst_groups,
 )
+from jobs.report.migration import MIGRATIONS, migration_figures
 from jobs.report.render import ReportContext
 from jobs.report.tables import (
     GAP_BINS,
@@ -87,6 +88,8 @@ def _start_queries(q: _Queries, t: dict[str, DataFrame | None]) -> None:
         q.start("capacity", capacity_figures, t["capacity"], elections, recs)
     if t.get("live_check") is not None:
         q.start("live", live_figures, t["live_check"])
+    if t.get(MIGRATIONS) is not None:
+        q.start(MIGRATIONS, migration_figures, t[MIGRATIONS])
 
 
 @contextmanager
@@ -139,6 +142,7 @@ def _context(
     _worst_section(ctx, q, metrics, recs, notes)
     _capacity_section(ctx, q, t.get("capacity"), notes)
     _live_section(ctx, q, t.get("live_check"), notes)
+    _migration_section(ctx, q, t.get(MIGRATIONS), notes)
     ctx["rejected"] = q.get("rejected") if rejected is not None else None
     ctx["rejected_has_strategy"] = has(rejected, "strategy")
     if rejected is None:
@@ -201,6 +205,21 @@ def _live_section(
     for row in figures["groups"]:
         row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
     ctx["live"] = figures
+
+
+def _migration_section(
+    ctx: ReportContext, q: _Queries, migrations: DataFrame | None, notes: dict[str, list[str]]
+) -> None:
+    """Groups ready to move to the consumer protocol, blocked (per reason) and with
+    warnings; partitions moved and paused per landing assignor; the groups that pay most."""
+    ctx["migration"] = None
+    if migrations is None:
+        notes.setdefault(MIGRATIONS, []).append(absent_table(MIGRATIONS))
+        return
+    figures = q.get(MIGRATIONS)
+    for row in figures["worst"]:
+        row["describe"] = describe_command(ctx["output_dir"], row["group_id"])
+    ctx["migration"] = figures
 
 
 def _worst_section(

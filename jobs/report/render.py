@@ -35,6 +35,7 @@ class ReportContext(TypedDict, total=False):
     since: dict[str, Any] | None  # `--previous`: the changes (None: no section)
     capacity: dict[str, Any] | None  # totals and listed groups, from the capacity table
     live: dict[str, Any] | None  # groups per verdict and the listed groups, from live_check
+    migration: dict[str, Any] | None  # the migrations table's figures (docs/migration.md)
 
 
 def environment() -> jinja2.Environment:

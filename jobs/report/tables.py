@@ -24,6 +24,8 @@ TABLES: tuple[str, ...] = (
 TABLES += ("capacity",)
 # the "Live vs plan" section's table (an output of an earlier version may lack it)
 TABLES += ("live_check",)
+# the migration section's table (docs/migration.md; an earlier version's output lacks it)
+TABLES += ("migrations",)
 # present only in a run with `--previous`
 CHANGES = "changes"
 WORST_GROUPS = 20

@@ -32,6 +32,7 @@ from jobs.settings.model import (
     ChangesSection,
     ClientsSection,
     ExecutionSection,
+    MigrationSection,
     OutputSection,
     PlannerSection,
     Section,
@@ -91,6 +92,7 @@ class PlannerConfig:
     capacity: CapacitySection = field(default_factory=CapacitySection)
     changes: ChangesSection = field(default_factory=ChangesSection)
     clients: ClientsSection = field(default_factory=ClientsSection)
+    migration: MigrationSection = field(default_factory=MigrationSection)
     spark: dict[str, str] = field(default_factory=dict)
     source: str = "<defaults>"
 
@@ -118,8 +120,16 @@ class PlannerConfig:
             values = getattr(self, section.NAME)
             for key, _ in specs(section):
                 value = getattr(values, key)
-                out[section.FLAT_PREFIX + key] = list(value) if isinstance(value, tuple) else value
+                out[section.FLAT_PREFIX + key] = _plain(value)
         return {**out, "spark": dict(self.spark), "source": self.source}
+
+
+def _plain(value: Any) -> Any:
+    """A setting as the manifest's JSON holds it: a tuple as a list, a pair (`[migration]
+    landing`) as the `"strategy=assignor"` entry the config file writes."""
+    if not isinstance(value, tuple):
+        return value
+    return [f"{v[0]}={v[1]}" if isinstance(v, tuple) else v for v in value]
 
 
 def _shipped_tables(cfg_path: Path) -> dict[str, Any]:
@@ -286,6 +296,7 @@ def read_config(
         capacity=_section(CapacitySection, merged, problems),
         changes=_section(ChangesSection, merged, problems),
         clients=_section(ClientsSection, merged, problems),
+        migration=_section(MigrationSection, merged, problems),
         spark=_spark_properties(tables.get(SPARK, {}), shipped, problems),
         source=src,
     )

@@ -19,6 +19,13 @@ from dataclasses import dataclass, field, fields
 from typing import Any, ClassVar
 
 from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
+from assignors.migration.conditions import (
+    DEFAULT_CONSUMER_MAX_SIZE,
+    DEFAULT_LANDING,
+    DEFAULT_POLICY,
+    POLICIES,
+    normalise_policy,
+)
 from assignors.planner import BALANCE_BY
 from assignors.whatif.capacity import parse_target
 from assignors.whatif.group import DEFAULT_MAX_PARTITIONS
@@ -159,6 +166,40 @@ def capacity_target() -> Any:
     return _spec(None, check)
 
 
+def migration_policy() -> Any:
+    """`[migration] policy`: one of POLICIES, case and blanks ignored as the broker's
+    `group.consumer.migration.policy` ignores them."""
+
+    def check(value: Any) -> str:
+        found = normalise_policy(value) if isinstance(value, str) else None
+        if found is None:
+            raise ValueError(f"must be one of {', '.join(map(repr, POLICIES))}, got {value!r}")
+        return found
+
+    return _spec(DEFAULT_POLICY, check)
+
+
+def landing_pairs() -> Any:
+    """`[migration] landing`: `"strategy=assignor"` entries (`*` for every other strategy),
+    kept as (strategy, assignor) pairs; the run checks the names against its catalog."""
+    listed = _names_check()
+
+    def check(value: Any) -> tuple[tuple[str, str], ...]:
+        if isinstance(value, tuple) and all(isinstance(v, tuple) for v in value):
+            value = [f"{k}={v}" for k, v in value]
+        out: list[tuple[str, str]] = []
+        for entry in listed(value):
+            strategy, sep, assignor = (part.strip() for part in entry.partition("="))
+            if not sep or not strategy or not assignor:
+                raise ValueError(f"entries must read 'strategy=assignor', got {entry!r}")
+            if any(k == strategy for k, _ in out):
+                raise ValueError(f"maps {strategy!r} twice")
+            out.append((strategy, assignor))
+        return tuple(out)
+
+    return _spec(DEFAULT_LANDING, check)
+
+
 class Section:
     """A section of the config: its values checked when it is built (see the module)."""
 
@@ -297,6 +338,22 @@ class ClientsSection(Section):
     library_by_group: tuple[tuple[str, str], ...] = library_patterns()
 
 
+@dataclass(frozen=True)
+class MigrationSection(Section):
+    """`[migration]`: the broker configs the move to the consumer protocol depends on, with
+    Kafka's defaults, and where each strategy lands (docs/migration.md)."""
+
+    NAME: ClassVar[str] = "migration"
+    FLAT_PREFIX: ClassVar[str] = "migration_"
+
+    # the broker's group.consumer.migration.policy
+    policy: str = migration_policy()
+    # the broker's group.consumer.max.size
+    consumer_max_size: int = integer(DEFAULT_CONSUMER_MAX_SIZE, 1, 2**31 - 1)
+    # strategy -> the server assignor its groups land on ("*": every other strategy)
+    landing: tuple[tuple[str, str], ...] = landing_pairs()
+
+
 # The sections a config may have besides `[spark]` (any Spark property), in file order.
 SECTIONS: tuple[type[Section], ...] = (
     PlannerSection,
@@ -305,6 +362,7 @@ SECTIONS: tuple[type[Section], ...] = (
     CapacitySection,
     ChangesSection,
     ClientsSection,
+    MigrationSection,
 )
 SPARK = "spark"
 KNOWN_KEYS: dict[str, tuple[str, ...]] = {

@@ -18,11 +18,18 @@ from typing import Any
 
 from assignors.catalog.catalog import StrategyCatalog, server_assignor_list
 from assignors.catalog.election import KAFKA_DEFAULT_SERVER_ASSIGNORS, KAFKA_DEFAULT_STRATEGIES
-from assignors.catalog.registry import ELECTED, UnknownStrategyError, canonical_name, resolve
+from assignors.catalog.registry import (
+    ELECTED,
+    UnknownStrategyError,
+    canonical_name,
+    resolve,
+    server_protocol_name,
+)
+from assignors.migration.conditions import OTHER_STRATEGIES, MigrationSettings
 from assignors.whatif.capacity import CapacitySettings, parse_target
 from assignors.whatif.group import WhatIfSettings
 from jobs.settings.config import PlannerConfig, Problems, read_config
-from jobs.settings.model import ExecutionSection, PlannerSection
+from jobs.settings.model import ExecutionSection, MigrationSection, PlannerSection
 
 
 @dataclass(frozen=True)
@@ -41,6 +48,7 @@ class GuardSettings:
 DEFAULT_WHATIF = WhatIfSettings()  # immutable: shared by every RunSettings
 DEFAULT_GUARD = GuardSettings()
 DEFAULT_CAPACITY = CapacitySettings()
+DEFAULT_MIGRATION = MigrationSettings()
 
 
 @dataclass(frozen=True)
@@ -57,6 +65,8 @@ class RunSettings:
     balance_by: str = PlannerSection.balance_by
     # the `capacity` target and its searches' limits; None: no `capacity` rows
     capacity: CapacitySettings | None = DEFAULT_CAPACITY
+    # the `migrations` table's broker configs and landing assignors; None: no rows
+    migration: MigrationSettings | None = DEFAULT_MIGRATION
     # inputs: current_assignment (stickiness, movement), offsets (else every lag is null),
     # weights (else every weight column is null)
     has_current_assignment: bool = False
@@ -115,6 +125,9 @@ class RunSettings:
         recommend_from, unknown = _recommend_from(planner, catalog)
         for message in unknown:
             problems.add(message)
+        landing, bad_landing = _landing(config.migration)
+        for message in bad_landing:
+            problems.add(message)
         if catalog is None:
             return None
         return cls(
@@ -135,6 +148,9 @@ class RunSettings:
             if config.capacity.enabled
             else None,
             library_by_group=config.clients.library_by_group,
+            migration=MigrationSettings(
+                config.migration.policy, config.migration.consumer_max_size, landing
+            ),
         )
 
     def for_inputs(
@@ -202,6 +218,26 @@ def _recommend_from(
         else:
             found.append(known)
     return tuple(dict.fromkeys(found)), problems
+
+
+def _landing(section: MigrationSection) -> tuple[tuple[tuple[str, str], ...], list[str]]:
+    """`[migration] landing` as (protocol name, broker-side assignor) pairs, and a problem per
+    entry whose strategy is not a built-in or whose assignor is not a broker-side one."""
+    out: list[tuple[str, str]] = []
+    problems: list[str] = []
+    for strategy, assignor in section.landing:
+        key = strategy if strategy == OTHER_STRATEGIES else canonical_name(strategy)
+        server = server_protocol_name(assignor)
+        if key is None:
+            problems.append(f"migration.landing: {strategy!r} is not a built-in strategy")
+        elif server is None:
+            problems.append(
+                f"migration.landing: {assignor!r} is not a broker-side assignor (uniform,"
+                " range or server-range)"
+            )
+        else:
+            out.append((key, server))
+    return tuple(out), problems
 
 
 def _named(exc: UnknownStrategyError) -> str:

@@ -18,6 +18,7 @@ import pyarrow as pa
 
 from assignors.analysis.live import LIVE_CHECK_COLUMNS
 from assignors.analysis.metrics import METRIC_COLUMNS
+from assignors.migration.paths import MIGRATION_COLUMNS
 from assignors.whatif.capacity import CAPACITY_COLUMNS
 from assignors.whatif.recommend import RECOMMENDATION_COLUMNS
 from assignors.whatif.simulation import REBALANCE_COST_COLUMNS
@@ -106,7 +107,7 @@ SUBSCRIPTIONS = Table(
             ("topic_pattern", STRING, True),
             ("assignment_strategies", STRINGS, True),
             ("generation", INT, True),
-            # `classic` (null or absent) or `consumer` (KIP-848); constant within a group
+            # `classic` (null or absent) or `consumer` (KIP-848); both in a group: mid-migration
             ("group_protocol", STRING, True),
             # Kafka's name of the group's state at the snapshot (`Stable`, `PreparingRebalance`)
             ("group_state", STRING, True),
@@ -226,6 +227,10 @@ ELECTIONS = Table(
             # (docs/changes.md); null for a group that is not planned
             ("max_generation", INT, True),
             ("members_digest", STRING, True),
+            # ---- migration (docs/migration.md): how many members use each protocol (null
+            # for a group that is not planned); both nonzero: a mixed group, mid-migration
+            ("classic_members", INT, True),
+            ("consumer_members", INT, True),
         ]
     ),
     sort_keys=("group_id",),
@@ -254,7 +259,14 @@ REBALANCE_COSTS = Table(
 )
 RECOMMENDATIONS = Table(
     "recommendations",
-    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in RECOMMENDATION_COLUMNS),
+    _columns(
+        [
+            *((n, core_type(n, typ), nullable) for n, typ, nullable in RECOMMENDATION_COLUMNS),
+            # ---- migration (docs/migration.md): the next step of the move to the consumer
+            # protocol (null: a consumer group, or no `migrations` rows)
+            ("migration_next_step", STRING, True),
+        ]
+    ),
     sort_keys=("group_id",),
 )
 # How many members each group can use and needs (docs/capacity.md): the core names the columns.
@@ -270,6 +282,12 @@ LIVE_CHECK = Table(
     _columns((n, core_type(n, typ), nullable) for n, typ, nullable in LIVE_CHECK_COLUMNS),
     sort_keys=("group_id",),
 )
+# ---- migration: each group's ways to the consumer protocol (docs/migration.md)
+MIGRATIONS = Table(
+    "migrations",
+    _columns((n, core_type(n, typ), nullable) for n, typ, nullable in MIGRATION_COLUMNS),
+    sort_keys=("group_id", "path"),
+)
 OUTPUTS = (
     ASSIGNMENTS,
     BALANCE_METRICS,
@@ -279,6 +297,7 @@ OUTPUTS = (
     RECOMMENDATIONS,
     CAPACITY,
     LIVE_CHECK,
+    MIGRATIONS,
 )
 OUTPUT_NAMES = tuple(t.name for t in OUTPUTS)
 

@@ -281,6 +281,8 @@ def build_view(
         "capacity": capacity,
         "capacity_note": _capacity_note(rec, tables.get("capacity", [])),
         "live_check": _live_of(tables),
+        # the group's paths to the consumer protocol (docs/migration.md)
+        "migrations": sorted(tables.get("migrations", []), key=lambda r: str(r["path"])),
     }
 
 
@@ -500,6 +502,7 @@ def render_table(view: Row, width: int | None = None) -> str:
     lines += _capacity_lines(view, width)
     if view.get("live_check"):
         lines += _live_lines(view["live_check"], width)
+    lines += _migration_lines(view, width)
     if view["rejected"]:
         lines += ["", "REJECTED"]
         rows, counted = _rejected_rows(view["rejected"])
@@ -519,6 +522,46 @@ def _capacity_lines(view: Row, width: int) -> list[str]:
     capacity = [[r.get(k) for _, k in CAPACITY_COLUMNS] for r in view["capacity"]]
     heads = [h.upper() for h, _ in CAPACITY_COLUMNS]
     return ["", "CAPACITY (capacity)", *_indent(_table(heads, capacity, width - 2))]
+
+
+MIGRATION_HEADERS: tuple[str, ...] = ("PATH", "READY", "BLOCKERS", "WARNINGS", "LANDS ON")
+MIGRATION_HEADERS += ("RESTARTS", "MOVED AT CONVERSION", "BOUNCE MOVED", "BOUNCE PAUSED")
+
+
+def _migration_lines(view: Row, width: int) -> list[str]:
+    """The MIGRATION section: the next step, then each path with its steps and costs (none
+    for a group without `migrations` rows)."""
+    if not view.get("migrations"):
+        return []
+    lines = ["", "MIGRATION TO THE CONSUMER PROTOCOL (migrations)"]
+    rec = view.get("recommendation") or {}
+    if rec.get("migration_next_step"):
+        text = str(rec["migration_next_step"])
+        lines += ["  " + w for w in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
+    rows = [
+        (
+            r["path"],
+            "yes" if r["ready"] else "no",
+            ", ".join(r["blockers"] or []) or None,
+            ", ".join(r["warnings"] or []) or None,
+            r["landing_assignor"],
+            r["steps"],
+            r["moved_at_conversion"],
+            r["bounce_moved"]
+            if r["first_bounce_moved"] is None
+            else f"{r['bounce_moved']} ({r['first_bounce_moved']} in bounce 1)",
+            r["bounce_paused"]
+            if r["first_bounce_paused"] is None
+            else f"{r['bounce_paused']} ({r['first_bounce_paused']} in bounce 1)",
+        )
+        for r in view["migrations"]
+    ]
+    lines += _indent(_table(MIGRATION_HEADERS, rows, width - 2))
+    for r in view["migrations"]:
+        if r.get("detail"):
+            text = f"{r['path']}: {r['detail']}"
+            lines += ["  " + w for w in textwrap.wrap(text, width - 2, break_on_hyphens=False)]
+    return lines
 
 
 def _rejected_rows(rejected: Sequence[Row]) -> tuple[list[tuple[Any, ...]], bool]:

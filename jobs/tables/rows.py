@@ -50,6 +50,7 @@ KIND_ASSIGNMENT, KIND_METRICS, KIND_ELECTION, KIND_REJECTED = "a", "b", "e", "r"
 KIND_REBALANCE_COSTS, KIND_RECOMMENDATION = "c", "d"  # what-if rebalances, recommendations
 KIND_CAPACITY = "k"  # the members each (group, strategy) can use and needs
 KIND_LIVE_CHECK = "v"  # the current assignment against the `elected` plan (docs/live.md)
+KIND_MIGRATION = "m"  # the group's paths to the consumer protocol
 # Not a table: a bucket's planning seconds by phase (the run's phase line and manifest).
 KIND_TIMING = "t"
 # Each output kind's table, in the contract's order.
@@ -62,6 +63,7 @@ TABLE_OF: dict[str, Table] = {
     KIND_RECOMMENDATION: contract.RECOMMENDATIONS,
     KIND_CAPACITY: contract.CAPACITY,
     KIND_LIVE_CHECK: contract.LIVE_CHECK,
+    KIND_MIGRATION: contract.MIGRATIONS,
 }
 KIND_OF = {table.name: kind for kind, table in TABLE_OF.items()}
 KINDS = (KIND_MEMBER, KIND_OWNED, KIND_OFFSETS, KIND_TARGET, *TABLE_OF, KIND_TIMING)
@@ -161,6 +163,7 @@ class SmallRows:
         basis: str | None = None,
         client_library: str | None = None,
         members: Sequence[Member] | None = None,
+        member_counts: tuple[int, int] | None = None,
     ) -> None:
         row = {
             "group_id": group_id,
@@ -172,6 +175,9 @@ class SmallRows:
             "client_library": client_library,
             "max_generation": None if members is None else max_generation(members),
             "members_digest": None if members is None else members_digest(members),
+            # migration: (classic, consumer) member counts of a planned group
+            "classic_members": None if member_counts is None else member_counts[0],
+            "consumer_members": None if member_counts is None else member_counts[1],
         }
         self.rows.append((KIND_ELECTION, group_id, json_payload(row)))
         if error != NOT_PLANNED:  # every input group has one row; NOT_PLANNED: rejected
@@ -187,10 +193,12 @@ class SmallRows:
         whatif: GroupWhatIf | None = None,
         protocol: str | None = None,
         members: Sequence[Member] | None = None,
+        member_counts: tuple[int, int] | None = None,
     ) -> None:
         """A planned group's rows: its problems, election, what-if rows and metrics (its
         assignment rows are the caller's: typed columns, not payloads). `members`: the
-        group's (its spec's), for the election row's member figures."""
+        group's (its spec's), for the election row's member figures; `member_counts`: its
+        (classic, consumer) members."""
         self.problems(plan.problems)
         # Only a group-level error rejects the group; a failed strategy (`strategy` set) is a
         # rejected row, and the group counts as planned.
@@ -208,6 +216,7 @@ class SmallRows:
                 election.basis,
                 client_library=plan.client_library,
                 members=members,
+                member_counts=member_counts,
             )
             if whatif is not None:  # planned groups only
                 self.whatif(plan.group_id, whatif)
@@ -227,6 +236,10 @@ class SmallRows:
         """The group's `live_check` row, if it has one (`assignors.analysis.live`)."""
         if row is not None:
             self.rows.append((KIND_LIVE_CHECK, str(row["group_id"]), json_payload(row)))
+
+    def migrations(self, group_id: str, rows: Iterable[Mapping[str, Any]]) -> None:
+        """The `migrations` rows of a planned group."""
+        self.rows.extend((KIND_MIGRATION, group_id, json_payload(row)) for row in rows)
 
     def capacity(
         self, group_id: str, rows: Iterable[Mapping[str, Any]], problems: Iterable[Problem] = ()

@@ -116,6 +116,9 @@ def test_worked_examples_through_the_job(spark, tmp_path: Path) -> None:  # type
         "recommendations": 2,
         "capacity": 4,  # one per planned (group, strategy), as balance_metrics
         "live_check": 0,  # no group holds a current assignment
+        # per planned group (classic, on range, every member listing cooperative-sticky by
+        # default): classic_to_consumer, eager_to_cooperative and its direct bounce
+        "migrations": 2 * 3,
     }
     assert manifest["input_rows"]["current_assignment"] is None
     assert result.to_json() == manifest

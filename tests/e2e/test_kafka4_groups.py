@@ -62,9 +62,10 @@ MEMBERS = [
     kip848("static", "a", ["range"]),
     kip848("static", "b", ["range"], group_instance_id="zz"),
     kip848("static", "c", ["range"], group_instance_id="yy"),
-    # bad input
+    # a group mid-migration: one member moved to the consumer protocol
     {**classic("mixed", "a"), "group_protocol": "consumer"},
     classic("mixed", "b"),
+    # bad input
     {**classic("bad-protocol", "a"), "group_protocol": "kip848"},
 ]
 # `range` today: m0 owns t0-t2 and u0-u2, m1 t3-t5; server-range is not sticky
@@ -153,7 +154,8 @@ def test_elections_say_which_assignor_and_why(spark, planned) -> None:  # type: 
         "tie": ("uniform", ["uniform", "server-range"], None, "consumer"),
         "unknown": ("server-range", ["server-range"], None, "consumer"),
         "static": ("server-range", ["server-range"], None, "consumer"),
-        "mixed": (None, [], "NOT_PLANNED", None),
+        # a group mid-migration is a consumer group: nobody names an assignor, the default
+        "mixed": ("uniform", ["uniform"], None, "consumer"),
         "bad-protocol": (None, [], "NOT_PLANNED", None),
     }
     basis = {g: r["election_basis"] for g, r in rows.items()}
@@ -170,6 +172,16 @@ def test_elections_say_which_assignor_and_why(spark, planned) -> None:  # type: 
         "tie: 1 of 2 members name uniform and 1 server-range;"
         " uniform is listed first in group.consumer.assignors"
     )
+    assert basis["mixed"] == (
+        "no member names a broker assignor: the broker default, uniform"
+        " (first of group.consumer.assignors); mixed group: 1 classic member votes for nothing"
+        " and receives the broker's target through JoinGroup/SyncGroup"
+    )
+    counts = {g: (r["classic_members"], r["consumer_members"]) for g, r in rows.items()}
+    assert counts["classic"] == (3, 0)
+    assert counts["range"] == (0, 3)
+    assert counts["mixed"] == (1, 1)
+    assert counts["bad-protocol"] == (None, None)
 
 
 def test_rejected_rows(spark, planned) -> None:  # type: ignore[no-untyped-def]
@@ -181,7 +193,6 @@ def test_rejected_rows(spark, planned) -> None:  # type: ignore[no-untyped-def]
     assert got == [
         ("bad-protocol", "a", "error", "UNKNOWN_GROUP_PROTOCOL"),
         ("conflict", None, "warning", "CONFLICTING_SERVER_ASSIGNORS"),
-        ("mixed", None, "error", "MIXED_GROUP_PROTOCOL"),
         ("tie", None, "warning", "CONFLICTING_SERVER_ASSIGNORS"),
         ("unknown", "m0", "warning", "UNKNOWN_SERVER_ASSIGNOR"),
     ]
@@ -302,7 +313,8 @@ def test_report_counts_consumer_groups_apart(planned) -> None:  # type: ignore[n
     assert "uniform (consumer protocol, chosen by the broker)" in html
     manifest = json.loads((out / "_manifest.json").read_text())
     assert manifest["config"]["group_consumer_assignors"] == ["uniform", "range"]
-    assert manifest["groups"] == {"input": 10, "planned": 8, "rejected": 2}
+    # the mixed group is planned (a consumer group mid-migration); bad-protocol is not
+    assert manifest["groups"] == {"input": 10, "planned": 9, "rejected": 1}
 
 
 def test_plan_group_equals_the_job_for_consumer_groups(planned) -> None:  # type: ignore[no-untyped-def]

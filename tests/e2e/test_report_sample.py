@@ -23,7 +23,7 @@ pytestmark = pytest.mark.e2e
 REPO = Path(__file__).resolve().parents[2]
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "elected")
 SECTIONS = ("run", "strategies", "gap", "max", "load", "costs", "recommend", "worst")
-SECTIONS += ("rejected", "elected", "capacity")
+SECTIONS += ("rejected", "elected", "capacity", "migration")
 
 
 @pytest.fixture(scope="module")

@@ -36,7 +36,7 @@ pytestmark = pytest.mark.spark
 STRATEGIES = ["range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced"]
 GROUPS = 30
 SECTIONS = ("run", "strategies", "gap", "max", "load", "costs", "recommend", "worst")
-SECTIONS += ("rejected", "elected", "capacity")
+SECTIONS += ("rejected", "elected", "capacity", "migration")
 NEW_METRICS: list[tuple[str, T.DataType]] = [
     ("rack_mismatch_count", T.IntegerType()),
     ("best_max_partitions_per_member", T.IntegerType()),
@@ -181,7 +181,35 @@ def _tables(full: bool) -> dict[str, tuple[list[tuple[str, T.DataType]], list[di
         tables["rebalance_costs"] = _costs()
         tables["recommendations"] = _recommendations()
         tables["capacity"] = _capacity()
+        tables["migrations"] = _migrations()
     return tables
+
+
+def _migrations() -> tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]:
+    """A classic_to_consumer row per group: every third blocked, every fifth with a warning;
+    the bounce pauses more the higher the group number."""
+    strings = T.ArrayType(T.StringType())
+    cols: list[tuple[str, T.DataType]] = [
+        ("group_id", T.StringType()), ("path", T.StringType()), ("ready", T.BooleanType()),
+        ("blockers", strings), ("warnings", strings), ("from_strategy", T.StringType()),
+        ("landing_assignor", T.StringType()), ("moved_at_conversion", T.IntegerType()),
+        ("bounce_moved", T.IntegerType()), ("bounce_paused", T.IntegerType()),
+        ("first_bounce_moved", T.IntegerType()), ("first_bounce_paused", T.IntegerType()),
+        ("steps", T.IntegerType()), ("detail", T.StringType()),
+    ]  # fmt: skip
+    rows = [
+        {
+            "group_id": f"g{g:03d}", "path": "classic_to_consumer", "ready": g % 3 != 0,
+            "blockers": [] if g % 3 else ["ASSIGNMENT_USER_DATA"],
+            "warnings": ["RACK_AWARENESS_LOST"] if g % 5 == 1 else [],
+            "from_strategy": "range" if g % 2 else "sticky",
+            "landing_assignor": "server-range" if g % 2 else "uniform",
+            "moved_at_conversion": 1, "bounce_moved": g, "bounce_paused": 2 * g,
+            "first_bounce_moved": None, "first_bounce_paused": None, "steps": 4, "detail": "",
+        }
+        for g in range(GROUPS - 1)
+    ]  # fmt: skip
+    return cols, rows
 
 
 def _capacity() -> tuple[list[tuple[str, T.DataType]], list[dict[str, Any]]]:
@@ -379,6 +407,19 @@ def test_full_contract_figures(pages: dict[str, str]) -> None:
     # recommendations: current -> recommended mix
     assert "uniform" in _section(page, "recommend")
     assert "not planned (rejected)" in _section(page, "elected")
+
+
+def test_migration_section_counts_and_ranks(pages: dict[str, str]) -> None:
+    section = _section(pages["full"], "migration")
+    # groups g000-g028: g000, g003, ..., g027 (10) are blocked, the other 19 ready; of the
+    # ready ones, g001, g011, g016, g026 carry a warning (g006 and g021 are blocked)
+    assert '<td class="n">29</td><td class="n">19</td>' in section
+    assert re.search(r'<td class="n">4</td>\s*<td class="n bad">10</td>', section)
+    assert '<code>ASSIGNMENT_USER_DATA</code></td><td class="n">10</td>' in section
+    # server-range: the 14 odd groups, bounce_moved 1 + 3 + ... + 27 = 196, paused twice that
+    assert '<td class="n">196</td><td class="n">392</td>' in section
+    # the group whose bounce pauses most comes first
+    assert section.index(">g028<") < section.index(">g027<")
 
 
 def test_worst_groups_ranked_by_gap_then_lag(pages: dict[str, str]) -> None:

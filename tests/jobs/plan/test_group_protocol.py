@@ -89,12 +89,29 @@ def test_empty_string_is_not_a_protocol() -> None:
     assert reasons(problems) == [(ERROR, Reason.UNKNOWN_GROUP_PROTOCOL, "m0")]
 
 
-def test_mixed_protocols_in_one_group_is_an_error() -> None:
-    spec, problems = build(rows(["consumer", None, "classic"]))
-    assert spec is None
-    assert reasons(problems) == [(ERROR, Reason.MIXED_GROUP_PROTOCOL, None)]
-    assert "1 consumer" in problems[0].detail
-    assert "2 classic" in problems[0].detail
+def test_mixed_protocols_in_one_group_is_a_consumer_group_mid_migration() -> None:
+    # to the broker, a group with any consumer-protocol member is a consumer group; its
+    # classic members join it through JoinGroup/SyncGroup
+    spec, problems = build(rows(["consumer", None, "classic"], [["range"], ["sticky"], None]))
+    assert problems == []
+    assert spec is not None
+    assert spec.group_protocol == CONSUMER
+    assert spec.classic_members == ("m1", "m2")
+
+
+def test_only_consumer_members_vote_in_a_mixed_group() -> None:
+    # the classic members' `range` is the client-side RangeAssignor, not a vote for the
+    # broker's range: the one consumer member names uniform, and uniform runs
+    spec, _ = build(rows(["consumer", None, None], [["uniform"], ["range"], ["range"]]))
+    assert spec is not None
+    plan = plan_group(spec, StrategyCatalog.build(STRATEGIES), False)
+    assert plan.election is not None
+    assert plan.election.elected == "uniform"
+    assert plan.election.basis == (
+        "1 of 1 members name uniform (group.remote.assignor); mixed group: 2 classic members"
+        " vote for nothing and receive the broker's target through JoinGroup/SyncGroup"
+    )
+    assert [p.reason for p in plan.problems] == []
 
 
 def test_broker_assignor_names_are_not_classic_strategy_warnings_in_a_consumer_group() -> None:

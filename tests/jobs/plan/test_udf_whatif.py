@@ -44,7 +44,11 @@ def test_both_tables_with_the_contract_columns() -> None:
     assert TABLE_OF[KIND_REBALANCE_COSTS].name == "rebalance_costs"
     assert TABLE_OF[KIND_RECOMMENDATION].name == "recommendations"
     assert list(out["rebalance_costs"]) == [n for n, _, _ in REBALANCE_COST_COLUMNS]
-    assert list(out["recommendations"]) == [n for n, _, _ in RECOMMENDATION_COLUMNS]
+    # the core's columns, then the migration's next step (assignors.migration.advice)
+    assert list(out["recommendations"]) == [
+        *(n for n, _, _ in RECOMMENDATION_COLUMNS),
+        "migration_next_step",
+    ]
 
 
 def test_one_recommendation_per_planned_group_only() -> None:

@@ -80,6 +80,9 @@ def _listed(cell: str) -> list[str]:
     if prefixes:
         heads = _spans(prefixes.group(1))
         out += [h + n for n, _ in _items(prefixes.group(2)) for h in heads]
+        # columns after the prefixed ones: `..., then `a_` / `b_` `x, y`, then `z``
+        for tail in cell.split(" then ")[2:]:
+            out += [n for n, _ in _items(_spans(tail)[0]) if not n.isupper()]
     return out
 
 

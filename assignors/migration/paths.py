@@ -1,0 +1,402 @@
+"""The `migrations` rows of one group: each way it can move, whether it can move now, where it
+lands and what the rolling bounce that moves it costs (docs/migration.md).
+
+Two paths:
+
+* `classic_to_consumer`: every classic member restarts in turn with `group.protocol=consumer`.
+  The first one converts the group online (`conditions.upgrade_refusal` says when the broker
+  refuses), from then on the broker's landing assignor computes the target, and the classic
+  members still to restart receive it through JoinGroup/SyncGroup. A mixed group (already a
+  consumer group) has a row too: its classic members are still to restart.
+* `eager_to_cooperative` (a classic group on an eager strategy): Kafka's two-bounce upgrade
+  to `cooperative-sticky`. The first bounce lists `cooperative-sticky` before the old
+  strategy, so the election keeps the old one until every member lists both (the last
+  member's rejoin switches the group); the second bounce removes the old one.
+  `eager_to_cooperative_direct` is the one bounce to `cooperative-sticky` alone: safe only
+  when every member already lists `cooperative-sticky` (Kafka clients' default list
+  `[range, cooperative-sticky]`) or the group has one member; otherwise the first restarted
+  member shares no strategy with the others and its JoinGroup fails with
+  INCONSISTENT_GROUP_PROTOCOL.
+
+Costs are the what-if's (`assignors.whatif.simulation`: the same rebalance steps, moved and
+paused counted alike). A rolling bounce restarts the members in Java order of member id: a
+dynamic member leaves (one rebalance under the protocol the group is on) and rejoins with its
+new configuration, owning nothing (a second one); a static member is back within its session
+timeout and replaces itself, keeping what it owned (one rebalance, with its new
+configuration). `paused` counts what stops being consumed at each step: every owned
+partition under an eager strategy, what is revoked from live members and what a leaving
+member held under a cooperative one (and under the broker's assignors). The bounce starts
+from `current_assignment` when members own partitions there, else from the plan of the
+strategy the group runs.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Final
+
+from assignors.catalog.catalog import StrategyCatalog
+from assignors.catalog.registry import Assignor, UnknownStrategyError, get_assignor
+from assignors.inputs.patterns.resolver import re2j_refusal
+from assignors.migration.conditions import (
+    ASSIGNMENT_USER_DATA,
+    BLOCKERS,
+    CUSTOM_ASSIGNOR,
+    GROUP_TOO_LARGE,
+    INCONSISTENT_GROUP_PROTOCOL,
+    PATTERN_NOT_RE2J,
+    RACK_AWARENESS_LOST,
+    MigrationSettings,
+    upgrade_refusal,
+)
+from assignors.model import CONSUMER, Assignment, GroupSpec, Member, java_sorted
+from assignors.planner import GroupPlan
+from assignors.protocol import is_cooperative
+from assignors.racks import sticky_rack_aware
+from assignors.whatif.simulation import ScenarioCost, _Simulator, _State
+
+CLASSIC_TO_CONSUMER: Final = "classic_to_consumer"
+EAGER_TO_COOPERATIVE: Final = "eager_to_cooperative"
+EAGER_TO_COOPERATIVE_DIRECT: Final = "eager_to_cooperative_direct"
+PATHS: Final = (CLASSIC_TO_CONSUMER, EAGER_TO_COOPERATIVE, EAGER_TO_COOPERATIVE_DIRECT)
+
+COOPERATIVE_STICKY: Final = "cooperative-sticky"
+KAFKA_CLIENT_STRATEGIES: Final = frozenset({"range", "roundrobin", "sticky", COOPERATIVE_STICKY})
+"""The client-side assignors Kafka's Java consumer ships: what the consumer protocol
+replaces with a server assignor. Any other strategy is a custom one (CUSTOM_ASSIGNOR)."""
+RACK_AWARE_STRATEGIES: Final = frozenset({"range", "sticky", COOPERATIVE_STICKY})
+"""Kafka's client-side assignors that match consumer racks to replica racks (KIP-881)."""
+
+MIGRATION_COLUMNS: Final[tuple[tuple[str, type, bool], ...]] = (
+    ("group_id", str, False),
+    ("path", str, False),
+    ("ready", bool, False),
+    ("blockers", list, False),
+    ("warnings", list, False),
+    ("from_strategy", str, True),
+    ("landing_assignor", str, True),
+    ("moved_at_conversion", int, True),
+    ("bounce_moved", int, True),
+    ("bounce_paused", int, True),
+    ("first_bounce_moved", int, True),
+    ("first_bounce_paused", int, True),
+    ("steps", int, True),
+    ("detail", str, False),
+)
+"""(name, python type, nullable) of `migrations`, in output order (docs/data-contract.md)."""
+
+MigrationRow = dict[str, object]
+
+
+class BounceCost:
+    """What one rolling bounce costs: rebalances, partitions moved and paused (summed)."""
+
+    __slots__ = ("moved", "paused", "rebalances", "restarts")
+
+    def __init__(self) -> None:
+        self.moved = 0
+        self.paused = 0
+        self.rebalances = 0
+        self.restarts = 0
+
+    def add(self, cost: ScenarioCost) -> None:
+        self.moved += cost.moved
+        self.paused += cost.paused
+        self.rebalances += cost.rebalances
+
+
+def _count(n: int, noun: str) -> str:
+    return f"{n} {noun}" if n == 1 else f"{n} {noun}s"
+
+
+def _simulator(
+    spec: GroupSpec, assignor: Assignor, start: Assignment, cooperative: bool
+) -> _Simulator:
+    # Every step replayed in full from the state the previous one left (no shortcut: the
+    # members' configurations change between steps).
+    return _Simulator(
+        spec, assignor, start, cooperative=cooperative, stateless=False, lags=None, shortcuts=False
+    )
+
+
+class _Bounce:
+    """The group through one rolling bounce: its state, and the simulators of the assignor
+    each step runs."""
+
+    def __init__(self, spec: GroupSpec, start: Assignment) -> None:
+        self.spec = spec
+        self.by_id = {m.member_id: m for m in spec.members}
+        self.order = [m.member_id for m in spec.members]
+        self.start = start
+        self.state: _State | None = None
+
+    def begin(self, sim: _Simulator) -> None:
+        if self.state is None:
+            self.state = sim.steady
+
+    def restart(self, member_id: str, leave: _Simulator, rejoin: _Simulator) -> ScenarioCost:
+        """`member_id` restarts: a dynamic member leaves (a rebalance by `leave`) and rejoins
+        owning nothing (by `rejoin`); a static one rejoins keeping what it owns."""
+        self.begin(leave)
+        state = self.state
+        assert state is not None
+        cost = ScenarioCost("bounce")
+        member = self.by_id[member_id]
+        if not member.is_static:
+            staying = tuple(m for m in state.owning() if m.member_id != member_id)
+            state, step = leave.step(state, staying, leaving=member_id)
+            cost.record(step)
+            back = member.owning((), None)
+        else:
+            back = member.owning(tuple(state.assignment.get(member_id, ())), state.generation)
+        present = {m.member_id: m for m in state.owning()}
+        present[member_id] = back
+        members = tuple(present[m] for m in self.order if m in present)
+        state, step = rejoin.step(state, members)
+        cost.record(step)
+        self.state = state
+        return cost
+
+
+def _strategy_list(member: Member, catalog: StrategyCatalog) -> list[str]:
+    """The protocols a classic member supports, in its order (null: the client default)."""
+    names = member.assignment_strategies
+    if names is None:
+        return list(catalog.default_strategies)
+    return [p for n in names if (p := catalog.vote(n)) is not None]
+
+
+def start_assignment(spec: GroupSpec, plan: GroupPlan, strategy: str | None) -> Assignment:
+    """What the bounce starts from: the members' current assignment when any member owns a
+    partition, else the plan of `strategy` (the group as it would settle on it)."""
+    if any(m.owned for m in spec.members):
+        return {m.member_id: list(m.owned) for m in spec.members}
+    for sp in plan.plans:
+        if sp.strategy == strategy:
+            return {k: list(v) for k, v in sp.assignment.items()}
+    return {m.member_id: [] for m in spec.members}
+
+
+def _assignor(catalog: StrategyCatalog, name: str) -> Assignor | None:
+    try:
+        return catalog.elected_strategy(name).factory()
+    except KeyError:
+        pass
+    try:
+        return get_assignor(name)
+    except UnknownStrategyError:
+        return None
+
+
+def _re2j_members(patterns: Mapping[str, str], members: Iterable[str]) -> list[str]:
+    out = []
+    for mid in members:
+        pattern = patterns.get(mid)
+        if pattern is None:
+            continue
+        try:
+            refusal = re2j_refusal(pattern)
+        except ValueError:
+            continue  # not Java either: its INVALID_PATTERN row says so
+        if refusal is not None:
+            out.append(mid)
+    return out
+
+
+def group_migrations(
+    spec: GroupSpec,
+    plan: GroupPlan,
+    catalog: StrategyCatalog,
+    settings: MigrationSettings,
+    *,
+    user_data: frozenset[str] = frozenset(),
+    patterns: Mapping[str, str] | None = None,
+    max_members: int | None = None,
+    max_partitions: int | None = None,
+) -> list[MigrationRow]:
+    """The `migrations` rows of a planned group: none for a `consumer` group whose members all
+    use the consumer protocol.
+
+    `user_data`: the members whose assignment carries user data
+    (`subscriptions.assignment_user_data`); `patterns`: member -> its `topic_pattern`;
+    `max_members`, `max_partitions`: above either the bounce costs are null (the what-if's
+    `scenario_max_members` and `scenario_max_partitions`)."""
+    patterns = {} if patterns is None else patterns
+    mixed = bool(spec.classic_members)
+    if spec.group_protocol == CONSUMER and not mixed:
+        return []
+    election = plan.election
+    if mixed:
+        strategy: str | None = None  # the broker assigns the classic members already
+        to_bounce = java_sorted(spec.classic_members)
+    else:
+        strategy = None if election is None else election.elected
+        to_bounce = java_sorted(m.member_id for m in spec.members)
+    partitions = sum(spec.partition_count(t) for t in spec.subscribed_topics())
+    costed = (max_members is None or len(spec.members) <= max_members) and (
+        max_partitions is None or partitions <= max_partitions
+    )
+    rows = [
+        _classic_to_consumer(
+            spec, plan, catalog, settings, strategy, to_bounce, user_data, patterns, costed
+        )
+    ]
+    if not mixed and strategy is not None:
+        old = _assignor(catalog, strategy)
+        if old is not None and not is_cooperative(old):
+            rows.extend(_eager_to_cooperative(spec, plan, catalog, strategy, to_bounce, costed))
+    return rows
+
+
+def _classic_to_consumer(
+    spec: GroupSpec,
+    plan: GroupPlan,
+    catalog: StrategyCatalog,
+    settings: MigrationSettings,
+    strategy: str | None,
+    to_bounce: Sequence[str],
+    user_data: frozenset[str],
+    patterns: Mapping[str, str],
+    costed: bool,
+) -> MigrationRow:
+    mixed = bool(spec.classic_members)
+    if mixed:
+        # already converted: only what every joining member must pass
+        blockers = [GROUP_TOO_LARGE] if len(spec.members) > settings.consumer_max_size else []
+        landing = plan.election.elected if plan.election is not None else None
+        landing = landing or settings.landing_for(None)
+    else:
+        blockers = upgrade_refusal(settings, len(spec.members))
+        landing = settings.landing_for(strategy)
+    if any(m in user_data for m in spec.member_ids):
+        blockers.append(ASSIGNMENT_USER_DATA)
+    blockers.sort(key=BLOCKERS.index)
+    warnings: list[str] = []
+    if strategy is not None and strategy not in KAFKA_CLIENT_STRATEGIES:
+        warnings.append(CUSTOM_ASSIGNOR)
+    re2j = _re2j_members(patterns, to_bounce)
+    if re2j:
+        warnings.append(PATTERN_NOT_RE2J)
+    if strategy in RACK_AWARE_STRATEGIES and sticky_rack_aware(spec):
+        warnings.append(RACK_AWARENESS_LOST)
+    row: MigrationRow = {
+        "group_id": spec.group_id,
+        "path": CLASSIC_TO_CONSUMER,
+        "ready": not blockers,
+        "blockers": blockers,
+        "warnings": warnings,
+        "from_strategy": strategy,
+        "landing_assignor": landing,
+        "moved_at_conversion": None,
+        "bounce_moved": None,
+        "bounce_paused": None,
+        "first_bounce_moved": None,
+        "first_bounce_paused": None,
+        "steps": len(to_bounce),
+        "detail": "",
+    }
+    target = _assignor(catalog, landing)
+    old = None if strategy is None else _assignor(catalog, strategy)
+    parts = []
+    if mixed:
+        parts.append(
+            f"mixed group: {len(to_bounce)} of {_count(len(spec.members), 'member')} still on"
+            f" the classic protocol, assigned by {landing}"
+        )
+    if target is None or not costed or (not mixed and old is None):
+        parts.append("bounce not costed")
+    else:
+        start = start_assignment(spec, plan, strategy)
+        landing_sim = _simulator(spec, target, start, True)
+        converted = _Bounce(spec, start)
+        converted.begin(landing_sim)
+        state = converted.state
+        assert state is not None
+        _, conversion = landing_sim.step(state, state.owning())
+        row["moved_at_conversion"] = conversion.moved
+        bounce = BounceCost()
+        leave = landing_sim
+        if old is not None and not mixed:
+            leave = _simulator(spec, old, start, is_cooperative(old))
+        walk = _Bounce(spec, start)
+        for mid in to_bounce:
+            bounce.add(walk.restart(mid, leave, landing_sim))
+            leave = landing_sim  # the group is a consumer group from the first rejoin on
+        row["bounce_moved"], row["bounce_paused"] = bounce.moved, bounce.paused
+        parts.append(
+            f"{_count(len(to_bounce), 'restart')}, {_count(bounce.rebalances, 'rebalance')}:"
+            f" moves {bounce.moved},"
+            f" pauses {bounce.paused}"
+        )
+    if re2j:
+        parts.append(f"patterns RE2/J reads differently: {', '.join(re2j[:5])}")
+    row["detail"] = "; ".join(parts)
+    return row
+
+
+def _eager_to_cooperative(
+    spec: GroupSpec,
+    plan: GroupPlan,
+    catalog: StrategyCatalog,
+    strategy: str,
+    to_bounce: Sequence[str],
+    costed: bool,
+) -> list[MigrationRow]:
+    lists = [_strategy_list(m, catalog) for m in spec.members]
+    direct_safe = len(spec.members) <= 1 or all(COOPERATIVE_STICKY in names for names in lists)
+    base: MigrationRow = {
+        "group_id": spec.group_id,
+        "ready": True,
+        "blockers": [],
+        "warnings": [],
+        "from_strategy": strategy,
+        "landing_assignor": COOPERATIVE_STICKY,
+        "moved_at_conversion": None,
+        "bounce_moved": None,
+        "bounce_paused": None,
+        "first_bounce_moved": None,
+        "first_bounce_paused": None,
+    }
+    two: MigrationRow = {
+        **base,
+        "path": EAGER_TO_COOPERATIVE,
+        "steps": 2 * len(to_bounce),
+        "detail": f"bounce 1: [{COOPERATIVE_STICKY}, {strategy}]; bounce 2: [{COOPERATIVE_STICKY}]",
+    }
+    direct: MigrationRow = {
+        **base,
+        "path": EAGER_TO_COOPERATIVE_DIRECT,
+        "steps": len(to_bounce),
+        "ready": direct_safe,
+        "blockers": [] if direct_safe else [INCONSISTENT_GROUP_PROTOCOL],
+        "detail": f"one bounce: [{COOPERATIVE_STICKY}]"
+        if direct_safe
+        else f"a member restarted with [{COOPERATIVE_STICKY}] alone shares no strategy with"
+        f" the members still on [{strategy}]: JoinGroup fails with INCONSISTENT_GROUP_PROTOCOL",
+    }
+    old = _assignor(catalog, strategy)
+    coop = _assignor(catalog, COOPERATIVE_STICKY)
+    if not costed or old is None or coop is None:
+        return [two, direct]
+    start = start_assignment(spec, plan, strategy)
+    old_sim = _simulator(spec, old, start, False)
+    coop_sim = _simulator(spec, coop, start, True)
+    # two bounces: the old strategy runs every rebalance until the last rejoin of the first
+    first, walk = BounceCost(), _Bounce(spec, start)
+    for k, mid in enumerate(to_bounce):
+        last = k == len(to_bounce) - 1
+        first.add(walk.restart(mid, old_sim, coop_sim if last else old_sim))
+    second = BounceCost()
+    for mid in to_bounce:
+        second.add(walk.restart(mid, coop_sim, coop_sim))
+    two["first_bounce_moved"], two["first_bounce_paused"] = first.moved, first.paused
+    two["bounce_moved"] = first.moved + second.moved
+    two["bounce_paused"] = first.paused + second.paused
+    if direct_safe:
+        # the first restarted member lists cooperative-sticky alone: the old strategy is no
+        # longer common to all, the group switches at its rejoin
+        one, walk = BounceCost(), _Bounce(spec, start)
+        for k, mid in enumerate(to_bounce):
+            one.add(walk.restart(mid, old_sim if k == 0 else coop_sim, coop_sim))
+        direct["bounce_moved"], direct["bounce_paused"] = one.moved, one.paused
+    return [two, direct]
