@@ -119,21 +119,13 @@ $(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOUR
 	$(PY) -m $(TOOLS).planner_env $@
 
 .PHONY: test
-test: ## Install everything; lint, typecheck, then test-main beside test-pure, test-cluster, test-airflow
+test: ## Install everything (side by side), then lint, typecheck, test-main, test-pure, test-cluster, test-airflow
 	$(MAKE) --no-print-directory -j4 --output-sync=target installed
-	$(MAKE) --no-print-directory lint typecheck
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-main test-beside
+	$(MAKE) --no-print-directory lint typecheck test-main test-pure test-cluster test-airflow
 
-# Every environment the tests need, built side by side (pip's downloads and the core's compile
-# overlap).
+# pip's downloads, the core's compile and Chromium's install overlap.
 .PHONY: installed
-installed: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV) chromium
-
-# The suites that run beside test-main, one after the other: most of their time is spent
-# waiting on JVMs, brokers and Airflow, while test-main keeps both cores busy.
-.PHONY: test-beside
-test-beside:
-	$(MAKE) --no-print-directory test-pure test-cluster test-airflow
+installed: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV) chromium ## Build every environment the tests need, side by side: .venv with the compiled core, .venv-exec, .venv-airflow, dist/planner-env.tar.gz
 
 # The main suite runs on every core: pytest-xdist, one test file per worker (a file's tests
 # share its module fixtures: a planned estate, a broker). Each worker starts its own Spark
