@@ -87,7 +87,8 @@ def group_library(
 
     Precedence: the first `by_group` pattern (a glob, `fnmatch` rules, case-sensitive as
     group ids are) that matches `group_id`; else the members' `client_library` when they
-    agree (null counts as Java); else Java, with a MIXED_CLIENT_LIBRARY warning: a snapshot
+    agree, a null being no evidence (the exporter names a library only where it has some);
+    none named: Java; different names: Java, with a MIXED_CLIENT_LIBRARY warning: a snapshot
     does not say which member leads, and a group in a rolling change of client may be led
     by either.
 
@@ -95,11 +96,14 @@ def group_library(
     ('kafka-python', [])
     >>> group_library("g", [None, "java"])
     ('java', [])
+    >>> group_library("g", ["kafka-python", None])
+    ('kafka-python', [])
     """
     for pattern, library in by_group:
         if fnmatchcase(group_id, pattern):
             return normalise_library(library) or JAVA, []
-    seen = sorted({normalise_library(v) or JAVA for v in libraries})
+    named = (normalise_library(v) for v in libraries)
+    seen = sorted({v for v in named if v is not None})
     if len(seen) <= 1:
         return (seen[0] if seen else JAVA), []
     listed = ", ".join(seen)
@@ -188,14 +192,19 @@ def _rebalancing(
 ) -> list[str]:
     """Why the group is mid-rebalance (empty: it is not)."""
     why: list[str] = []
-    found = sorted({s.strip() for s in states if s and s.strip().lower() in REBALANCING_STATES})
+    known = {s.strip() for s in states if s and s.strip()}
+    found = sorted(s for s in known if s.lower() in REBALANCING_STATES)
     if found:
         why.append(f"group state {'/'.join(found)}")
     generations: dict[int, list[str]] = {}
     for m in spec.members:
         if m.generation is not None:
             generations.setdefault(m.generation, []).append(m.member_id)
-    if len(generations) > 1:
+    # A member's `generation` is that of the partitions it reported owning when it joined: in
+    # a group its coordinator calls Stable, members that joined in different rounds differ
+    # (seen on live kafka-python groups), so only a snapshot without the state goes by them.
+    stable = bool(known) and all(s.lower() == "stable" for s in known)
+    if len(generations) > 1 and not stable:
         parts = [f"{_some(ids)} at {g}" for g, ids in sorted(generations.items(), reverse=True)]
         why.append("members report different generations (" + "; ".join(parts) + ")")
     if target is not None:

@@ -115,7 +115,7 @@ SUBSCRIPTIONS = Table(
             ("client_id", STRING, True),
             ("client_host", STRING, True),
             # the client library of the member's consumer (`java`, `librdkafka`,
-            # `kafka-python`, or another name kept as given; null: Java)
+            # `kafka-python`, or another name kept as given; null: not known)
             ("client_library", STRING, True),
             # whether the member's last assignment carried user data (a client-side assignor's
             # own state, which the consumer protocol's server-side assignment cannot carry)

@@ -289,6 +289,20 @@ def plan_of(snap: Path, group_id: str, strategy: str) -> Held:
     return dict(out)
 
 
+def live_of(snap: Path, group_id: str) -> Any:
+    """The group's `live_check` row from the one-group planner with the shipped config
+    (which plans `elected` with the group's client library); None: the group has none."""
+    from jobs.cli.plan_group import read_group
+
+    args = argparse.Namespace(input=str(snap), group=group_id, config=None, strategies=None)
+    return read_group(args, [])[0].live
+
+
+def verdict_of(snap: Path, group_id: str) -> str | None:
+    live = live_of(snap, group_id)
+    return None if live is None else str(live["verdict"])
+
+
 def check_group(snap: Path, g: LiveGroup, held: Held) -> None:
     """What the snapshot shows of `g`, by the verdict it should get."""
     rows = members_of(snap, g.group_id)
@@ -301,12 +315,16 @@ def check_group(snap: Path, g: LiveGroup, held: Held) -> None:
     states = set(rows.group_state)
     if g.verdict == REBALANCING:
         assert states & {"PreparingRebalance", "CompletingRebalance"}, (g.group_id, states)
+        assert verdict_of(snap, g.group_id) in (REBALANCING, None), g.group_id
         return
     assert states == {"Stable"}, (g.group_id, states)
     assert current(snap, g.group_id) == held, g.group_id
     planned = plan_of(snap, g.group_id, variant(snap, g.group_id))
     # A member the plan gives nothing has no assignments row: compare over every member.
     planned = {m: planned.get(m, set()) for m in held}
+    live = live_of(snap, g.group_id)
+    assert live is not None, g.group_id
+    assert live["verdict"] == g.verdict, (g.group_id, live)
     if g.verdict == MATCHES_ELECTED:
         assert planned == held, (g.group_id, planned, held)
     else:

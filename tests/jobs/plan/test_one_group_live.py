@@ -55,7 +55,7 @@ def test_a_pattern_names_the_library_and_mixed_members_are_warned_about() -> Non
     result = plan_one("g", members("librdkafka"), OWNED, [], CATALOG, run)
     assert result.live is not None
     assert result.live["elected_strategy"] == "range@kafka-python"
-    mixed = [*members("kafka-python")[:1], *members()[1:]]
+    mixed = [*members("kafka-python")[:1], *members("java")[1:]]
     result = plan_one("h", mixed, OWNED, [], CATALOG, settings("range", "elected"))
     assert [p.reason for p in result.problems] == [Reason.MIXED_CLIENT_LIBRARY]
     assert result.live is not None
