@@ -128,6 +128,7 @@ def test_a_foreign_directory_needs_force_and_an_empty_one_does_not(  # type: ign
         "capacity",
         "capacity.json",
         "elections",
+        "live_check",
         "migrations",
         "rebalance_costs",
         "recommendations",

@@ -44,7 +44,7 @@ def test_rebalance_costs_and_recommendations_through_the_job(spark, tmp_path: Pa
     recs = spark.read.parquet(str(out / "recommendations"))
     # exactly the contract's columns, with the contract's types
     assert costs.columns == [n for n, _, _ in REBALANCE_COST_COLUMNS]
-    assert recs.columns == [n for n, _, _ in RECOMMENDATION_COLUMNS]
+    assert recs.columns == [*(n for n, _, _ in RECOMMENDATION_COLUMNS), "migration_next_step"]
     assert [(f.name, f.dataType) for f in costs.schema] == [
         (f.name, f.dataType) for f in struct(REBALANCE_COSTS_FIELDS)
     ]
