@@ -24,6 +24,8 @@ from assignors.catalog.registry import (
     resolve,
 )
 from assignors.inputs.validation import TopicStatus
+from assignors.migration.conditions import BLOCKERS, WARNINGS
+from assignors.migration.paths import PATHS
 from assignors.problems import Problem
 from jobs import fs, output
 from jobs.output import assignment_files, payload_files
@@ -390,6 +392,7 @@ def run(
                         whatif=whatif,
                         previous=None if since is None else since.as_manifest(),
                         live_verdicts=counts["verdicts"],
+                        migration_paths=counts["migration_paths"],
                     )
                     manifest.capacity_feed = feed
                     manifest.report = write_page(manifest)
@@ -725,6 +728,27 @@ def planned_by_strategy(protocols: list[str], summary: list[dict[str, Any]]) -> 
     return planned
 
 
+def _migration_paths(buckets: list[dict[str, dict[str, Any]]]) -> dict[str, dict[str, Any]]:
+    """The buckets' `migrations` figures summed per path (Kafka's path, blocker and warning
+    order; codes with no rows left out)."""
+    out: dict[str, dict[str, Any]] = {}
+    for path in PATHS:
+        figures = [b[path] for b in buckets if path in b]
+        if not figures:
+            continue
+        codes = {key: Counter[str]() for key in ("blockers", "warnings")}
+        for f in figures:
+            for key, counter in codes.items():
+                counter.update(f[key])
+        out[path] = {
+            "groups": sum(f["groups"] for f in figures),
+            "ready": sum(f["ready"] for f in figures),
+            "blockers": {c: codes["blockers"][c] for c in BLOCKERS if codes["blockers"][c]},
+            "warnings": {c: codes["warnings"][c] for c in WARNINGS if codes["warnings"][c]},
+        }
+    return out
+
+
 def _output_counts(
     small: DataFrame, topic_problems: list[Problem]
 ) -> tuple[dict[str, Any], Timing]:
@@ -739,6 +763,7 @@ def _output_counts(
     by_reason = Counter(reason_key(p) for p in topic_problems)
     planned = rejected = assignment_rows = 0  # the topic rows name no group
     verdicts: Counter[str] = Counter()
+    migrations: list[dict[str, dict[str, Any]]] = []  # per bucket
     seconds = dict.fromkeys(PHASES, 0.0)
     peak = 0.0
     cores: dict[str, float] = dict.fromkeys((COMPILED, PURE), 0)  # counts (ints)
@@ -756,6 +781,7 @@ def _output_counts(
         rejected += bucket["rejected_groups"]  # a group's rows are all in its bucket
         assignment_rows += bucket["assignment_rows"]
         verdicts.update(bucket.get("verdicts") or {})
+        migrations.append(bucket.get("migrations") or {})
     out: dict[str, Any] = {
         table.name: rows.get(k, 0) for k, table in TABLE_OF.items() if k != KIND_ASSIGNMENT
     }
@@ -763,6 +789,7 @@ def _output_counts(
     out["assignments"] = assignment_rows
     out["planned_groups"], out["rejected_groups"] = planned, rejected
     out["verdicts"] = {v: verdicts[v] for v in VERDICTS if verdicts[v]}
+    out["migration_paths"] = _migration_paths(migrations)
     out["by_reason"] = {
         key: by_reason[key] for key in sorted(by_reason, key=lambda k: tuple(k.split(":", 1)))
     }

@@ -105,6 +105,7 @@ def format_summary(m: Manifest) -> str:
         )
     lines += format_whatif(m.whatif)
     lines += format_live(m)
+    lines += format_migrations(m)
     lines += format_since(m)
     out = m.output
     lines += [
@@ -115,6 +116,7 @@ def format_summary(m: Manifest) -> str:
         *([f"changes: {out}/changes"] if "changes" in m.output_rows else []),
         *([f"capacity: {out}/capacity, {out}/{m.capacity_feed}"] if m.capacity_feed else []),
         *([f"live check: {out}/live_check"] if m.live_verdicts else []),
+        *([f"migrations: {out}/migrations"] if m.migration_paths else []),
         *([f"report: {out}/{m.report}"] if m.report else []),
         *([m.phase_line()] if m.phases else []),
         *(["", *banner] if banner else []),
@@ -131,6 +133,21 @@ def format_live(m: Manifest) -> list[str]:
     order = [UNEXPLAINED, *(v for v in VERDICTS if v != UNEXPLAINED)]
     listed = ", ".join(f"{v} {counts.get(v, 0)}" for v in order)
     return ["", f"live vs plan ({sum(counts.values())} groups): {listed}"]
+
+
+def format_migrations(m: Manifest) -> list[str]:
+    """The console's line of `migrations` per path: groups, how many are ready, and the
+    blockers that stop the others (none for a run without classic groups)."""
+    parts = []
+    for path, f in m.migration_paths.items():
+        blocked = f["groups"] - f["ready"]
+        why = ", ".join(f"{code} {n}" for code, n in f["blockers"].items())
+        parts.append(
+            f"{path} {f['groups']} groups ({f['ready']} ready"
+            + (f", {blocked} blocked: {why}" if blocked else "")
+            + ")"
+        )
+    return ["", "migration: " + "; ".join(parts)] if parts else []
 
 
 def format_since(m: Manifest) -> list[str]:

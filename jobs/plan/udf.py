@@ -399,7 +399,7 @@ def _plan_bucket(
             )
             out.encoded.capacity(gid, capacity, capacity_problems)
             out.live_check(live)
-            out.encoded.migrations(gid, migrations)
+            out.migrations(gid, migrations)
     for gid in sorted(owned):
         out.problems([no_members_problem(gid)])
     for key in sorted(offsets, key=lambda g: (g is not None, g or "")):
@@ -476,6 +476,8 @@ class Tally:
     assignment_rows: int = 0
     # `live_check` rows per verdict
     verdicts: dict[str, int] = field(default_factory=dict)
+    # `migrations` rows per path: groups, ready, and rows per blocker and warning
+    migrations: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def problems(self, problems: Iterable[Problem]) -> None:
         for p in problems:
@@ -494,7 +496,19 @@ class Tally:
             "by_reason": self.by_reason,
             "assignment_rows": self.assignment_rows,
             "verdicts": self.verdicts,
+            "migrations": self.migrations,
         }
+
+    def migration(self, row: Mapping[str, Any]) -> None:
+        path = self.migrations.setdefault(
+            str(row["path"]), {"groups": 0, "ready": 0, "blockers": {}, "warnings": {}}
+        )
+        path["groups"] += 1
+        path["ready"] += bool(row["ready"])
+        for key in ("blockers", "warnings"):
+            counts = path[key]
+            for code in row[key] or ():
+                counts[code] = counts.get(code, 0) + 1
 
 
 class _Output:
@@ -536,6 +550,12 @@ class _Output:
             verdict = str(row["verdict"])
             self.tally.verdicts[verdict] = self.tally.verdicts.get(verdict, 0) + 1
         self.encoded.live_check(row)
+
+    def migrations(self, group_id: str, rows: Sequence[Mapping[str, Any]]) -> None:
+        """The group's `migrations` rows, counted per path."""
+        for row in rows:
+            self.tally.migration(row)
+        self.encoded.migrations(group_id, rows)
 
     def plan(
         self,

@@ -56,6 +56,9 @@ class Manifest:
     previous: dict[str, Any] | None = None
     # `live_check` rows per verdict (docs/live.md), verdicts with none left out
     live_verdicts: dict[str, int] = field(default_factory=dict)
+    # `migrations` per path (docs/migration.md): groups, ready, and rows per blocker and
+    # warning; paths with no rows left out
+    migration_paths: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -81,6 +84,7 @@ class Manifest:
             "capacity_feed": self.capacity_feed,
             "phases": self.phases,
             "live_verdicts": self.live_verdicts,
+            "migration_paths": self.migration_paths,
         } | ({} if self.previous is None else {"previous": self.previous})
 
     @classmethod
@@ -106,6 +110,7 @@ class Manifest:
             phases=dict(data.get("phases") or {}),
             previous=data.get("previous") if isinstance(data.get("previous"), dict) else None,
             live_verdicts=dict(data.get("live_verdicts") or {}),
+            migration_paths=dict(data.get("migration_paths") or {}),
         )
 
     def phase_line(self) -> str:

@@ -4,6 +4,7 @@ blocks; the `migrations` table, the `elections` counts, the recommendations' nex
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 from typing import Any
 
@@ -11,8 +12,10 @@ import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
 
+from jobs.plan.summary import format_summary
 from jobs.plan_assignments import run
 from jobs.settings.config import load_config
+from jobs.tables.manifest import MANIFEST_FILE, Manifest
 from tools.sample_estate import SCHEMAS
 
 pytestmark = [pytest.mark.e2e, pytest.mark.spark]
@@ -135,3 +138,24 @@ def test_recommendations_say_the_next_step(out: Path) -> None:
         "blocked by ASSIGNMENT_USER_DATA: move off the custom assignor first; meanwhile the"
         " two-bounce upgrade to cooperative-sticky (moves 16 partitions, pauses 22"
     )
+
+
+def test_the_manifest_and_the_summary_count_each_path(out: Path) -> None:
+    manifest = Manifest.from_json(json.loads((out / MANIFEST_FILE).read_text()))
+    assert manifest.migration_paths == {
+        "classic_to_consumer": {
+            "groups": 3, "ready": 2, "blockers": {"ASSIGNMENT_USER_DATA": 1}, "warnings": {}
+        },
+        "eager_to_cooperative": {"groups": 2, "ready": 2, "blockers": {}, "warnings": {}},
+        "eager_to_cooperative_direct": {
+            "groups": 2, "ready": 0, "blockers": {"INCONSISTENT_GROUP_PROTOCOL": 2},
+            "warnings": {},
+        },
+    }  # fmt: skip
+    lines = format_summary(manifest).splitlines()
+    assert (
+        "migration: classic_to_consumer 3 groups (2 ready, 1 blocked: ASSIGNMENT_USER_DATA 1);"
+        " eager_to_cooperative 2 groups (2 ready); eager_to_cooperative_direct 2 groups"
+        " (0 ready, 2 blocked: INCONSISTENT_GROUP_PROTOCOL 2)"
+    ) in lines
+    assert f"migrations: {out}/migrations" in lines
