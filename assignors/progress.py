@@ -1,8 +1,8 @@
 """Where planning is: listeners told of each (group, strategy, phase) unit as it starts.
 
 The core calls `starting` before it runs a strategy's plan, computes its metrics and bounds,
-replays its what-if rebalances or searches its capacity. Nothing listens by default (one call
-and a test per unit).
+replays its what-if rebalances, searches its capacity or costs its migration paths. Nothing
+listens by default (one call and a test per unit).
 The job listens twice: its per-group guard, so that a unit which hangs, exhausts memory or
 kills its process is named (the group, the strategy and the phase, never just "a worker
 died"); and its phase clock, which adds up where a run's planning time goes.
@@ -18,6 +18,7 @@ PLAN = "plan"
 METRICS = "metrics and bounds"
 WHATIF = "what-if"
 CAPACITY = "capacity"
+MIGRATION = "migration"
 
 _listeners: list[Listener] = []
 

@@ -35,8 +35,9 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Final
 
+from assignors import progress
 from assignors.catalog.catalog import StrategyCatalog
-from assignors.catalog.registry import Assignor, UnknownStrategyError, get_assignor
+from assignors.catalog.registry import ELECTED, Assignor, UnknownStrategyError, get_assignor
 from assignors.inputs.patterns.resolver import re2j_refusal
 from assignors.migration.conditions import (
     ASSIGNMENT_USER_DATA,
@@ -232,6 +233,7 @@ def group_migrations(
     else:
         strategy = None if election is None else election.elected
         to_bounce = java_sorted(m.member_id for m in spec.members)
+    progress.starting(spec.group_id, strategy or ELECTED, progress.MIGRATION)
     partitions = sum(spec.partition_count(t) for t in spec.subscribed_topics())
     costed = (max_members is None or len(spec.members) <= max_members) and (
         max_partitions is None or partitions <= max_partitions

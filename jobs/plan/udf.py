@@ -409,7 +409,15 @@ def _plan_bucket(
 
 VALIDATE, ROWS = "validate", "rows"
 # The order of the phase line: a bucket's phases, as the core and this module announce them.
-PHASES = (VALIDATE, progress.PLAN, progress.METRICS, progress.WHATIF, progress.CAPACITY, ROWS)
+PHASES = (
+    VALIDATE,
+    progress.PLAN,
+    progress.METRICS,
+    progress.WHATIF,
+    progress.CAPACITY,
+    progress.MIGRATION,
+    ROWS,
+)
 # Beside the phases in a bucket's timing row: the peak memory of the process that planned it,
 # and the tally of the rows it wrote (`Tally`).
 PEAK_RSS_MIB, TALLY = "peak_rss_mib", "tally"

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 
+from assignors import progress
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.inputs.validation import MemberRow, OwnedRow, TopicStatus, build_group
 from assignors.migration.conditions import (
@@ -175,3 +176,17 @@ def test_bounce_not_costed_above_max_members() -> None:
         None,
     )
     assert "not costed" in str(row["detail"])
+
+
+def test_the_phase_is_announced_once_per_classic_or_mixed_group() -> None:
+    units: list[tuple[str, str, str]] = []
+    with progress.listening(lambda *unit: units.append(unit)):
+        paths([["range"], ["range"]], TWO)
+        paths([["uniform"], ["range"]], TWO, protocols=[CONSUMER, None])
+        paths([["uniform"], ["uniform"]], TWO, protocols=[CONSUMER, CONSUMER])
+    # the phase clock and the per-group guard name it: the elected strategy, or `elected`
+    # for a mixed group, whose classic members the broker's assignor serves already
+    assert [u for u in units if u[2] == progress.MIGRATION] == [
+        ("g", "range", progress.MIGRATION),
+        ("g", "elected", progress.MIGRATION),
+    ]
