@@ -142,12 +142,16 @@ def test_the_manifest_and_the_phase_line_say_where_the_run_went(spark, tmp_path:
         "metrics and bounds",
         "what-if",
         "capacity",
+        "migration",
         "rows",
     ]
     assert phases["planning"]["what-if"] > 0  # the default scenarios ran in the buckets
     # capacity is on by default: its rows are written (its seconds round to 0 on a tiny estate)
     assert phases["planning"]["capacity"] >= 0
     assert manifest["output_rows"]["capacity"] > 0
+    # so is migration costing, for the estate's classic groups
+    assert phases["planning"]["migration"] >= 0
+    assert manifest["output_rows"]["migrations"] > 0
     # The process that planned a bucket (the guard's child) holds at least the interpreter.
     assert 20 < phases["memory"]["peak_bucket_rss_mib"] < 4096
     line = result.phase_line()
