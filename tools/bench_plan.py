@@ -29,6 +29,7 @@ import cProfile
 import gc
 import io
 import json
+import os
 import pstats
 import statistics
 import sys
@@ -170,7 +171,7 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(plan_bucket, pdf, catalog, ctx)
-        pstats.Stats(profile, stream=sys.stdout).sort_stats("tottime").print_stats(25)
+        pstats.Stats(profile, stream=sys.stdout).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(25)
         return
 
     runs: list[dict[str, float]] = []
