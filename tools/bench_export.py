@@ -25,7 +25,7 @@ from jobs.export.protocol import (
     encode_assignment,
     encode_subscription,
 )
-from tests.export.brokers import noida, run_module
+from tests.jobs.export.brokers import noida, run_module
 
 TOPICS, PARTITIONS, MEMBERS = 30, 6, 5
 

@@ -171,7 +171,8 @@ def main(argv: list[str] | None = None) -> None:
     if args.profile:
         profile = cProfile.Profile()
         profile.runcall(plan_bucket, pdf, catalog, ctx)
-        pstats.Stats(profile, stream=sys.stdout).sort_stats(os.environ.get("PROFILE_SORT", "tottime")).print_stats(25)
+        order = os.environ.get("PROFILE_SORT", "tottime")  # cumulative: by caller
+        pstats.Stats(profile, stream=sys.stdout).sort_stats(order).print_stats(25)
         return
 
     runs: list[dict[str, float]] = []

@@ -1,6 +1,6 @@
 """The DAG's optional export step: its params, the choice between waiting for the marker and
 exporting, the client properties taken from the Kafka connection, and how the exporter's exit
-codes end the task. The exporter itself is a stand-in here (tests/export covers it); the
+codes end the task. The exporter itself is a stand-in here (tests/jobs/export covers it); the
 end-to-end run against a live broker is in test_dag.py.
 """
 

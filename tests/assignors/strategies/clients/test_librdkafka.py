@@ -1,6 +1,6 @@
 """`range@librdkafka` and `roundrobin@librdkafka`: Java's algorithms over librdkafka's member
 order. The orders below are what librdkafka 2.16.1's leader produced for real consumers on its
-mock cluster (tests/export/test_librdkafka_assignors.py runs such groups live), member ids as
+mock cluster (tests/jobs/export/test_librdkafka_assignors.py runs such groups live), member ids as
 the mock gave them, members in JoinGroup order."""
 
 from __future__ import annotations

@@ -18,8 +18,8 @@ from typing import Any
 
 import pytest
 
-from tests.export import live_truth as lt
-from tests.export.brokers import have, noida, run_module
+from tests.jobs.export import live_truth as lt
+from tests.jobs.export.brokers import have, noida, run_module
 
 pytestmark = [
     pytest.mark.live,

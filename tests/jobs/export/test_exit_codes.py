@@ -20,11 +20,11 @@ from jobs.cli import export as export_snapshot
 from jobs.export import writer
 from jobs.export.client import Broker, ClusterInfo, Stats
 from jobs.export.snapshot import Snapshot
-from tests.export.brokers import fake_broker, free_port, have
+from tests.jobs.export.brokers import fake_broker, free_port, have
 
 pytestmark = pytest.mark.skipif(not have("kafka"), reason="kafka-python is needed (.[export])")
 
-ROOT = Path(__file__).resolve().parents[2]
+ROOT = Path(__file__).resolve().parents[3]
 
 
 def previous_snapshot(out: Path) -> dict[str, str]:

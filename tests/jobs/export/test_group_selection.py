@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from jobs.export.snapshot import NothingSelected, Options, collect
-from tests.export.test_consumer_groups_export import FakeClient, answer
+from tests.jobs.export.test_consumer_groups_export import FakeClient, answer
 
 
 def described(client: FakeClient) -> set[str]:

@@ -1,7 +1,7 @@
 """The member bytes of recorded groups decode to the same rows they always did.
 
 Two sets of fixtures: the bytes real clients left with a real coordinator (recorded by
-`python -m tests.export.record_wire`: librdkafka's range, roundrobin and cooperative-sticky
+`python -m tests.jobs.export.record_wire`: librdkafka's range, roundrobin and cooperative-sticky
 members, kafka-python's sticky ones), and bytes written out here from Kafka's schemas for the
 corners live clients do not reach (every subscription version, a newer version, a writer that
 stops early, each sticky user-data layout, ConsumerGroupDescribe v0 and v1, garbage). The
@@ -18,9 +18,9 @@ from typing import Any
 from jobs.export.client import RawGroup, RawMember
 from jobs.export.protocol import decode_consumer_group_describe_response
 from jobs.export.snapshot import Snapshot, _consumer_rows, _member_rows
-from tests.export.test_consumer_group_describe import response_bytes, uvarint
-from tests.export.test_consumer_groups_export import cluster
-from tests.export.test_consumer_protocol import V3
+from tests.jobs.export.test_consumer_group_describe import response_bytes, uvarint
+from tests.jobs.export.test_consumer_groups_export import cluster
+from tests.jobs.export.test_consumer_protocol import V3
 
 HERE = Path(__file__).parent / "wire"
 RECORDED = HERE / "classic_members.json"

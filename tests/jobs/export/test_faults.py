@@ -17,8 +17,8 @@ import pytest
 
 from jobs.cli import export as export_snapshot
 from jobs.export.client import Client, RawGroup
-from tests.export import estate
-from tests.export.brokers import Noida, have, noida
+from tests.jobs.export import estate
+from tests.jobs.export.brokers import Noida, have, noida
 
 pytestmark = [
     pytest.mark.live,

@@ -18,9 +18,9 @@ from jobs.cli import export as export_snapshot
 from jobs.export.client import RawGroup, RawMember
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
 from jobs.export.snapshot import Options, Snapshot, _classify, collect
-from tests.export import estate
-from tests.export.brokers import Noida, have, noida
-from tests.export.test_consumer_groups_export import FakeClient, answer
+from tests.jobs.export import estate
+from tests.jobs.export.brokers import Noida, have, noida
+from tests.jobs.export.test_consumer_groups_export import FakeClient, answer
 
 SUBSCRIPTION = encode_subscription(Subscription(1, ["rb-t"], None, []))
 OWNS_BOTH = encode_assignment(Assignment(1, [("rb-t", [0, 1])]))

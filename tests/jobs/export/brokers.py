@@ -101,7 +101,7 @@ def noida(tmp: Path) -> Iterator[Noida]:
 
 def run_module(module: str, *args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """`python -m module args` from the repository root, this checkout's code first."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     env = dict(os.environ, PYTHONPATH=str(root), SPARK_LOCAL_IP="127.0.0.1")
     return subprocess.run(
         [sys.executable, "-m", module, *args],

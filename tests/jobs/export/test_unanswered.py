@@ -25,10 +25,10 @@ from jobs.cli import export as export_snapshot
 from jobs.export import writer
 from jobs.export.client import Client, RawGroup, RawMember
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from tests.export import estate
-from tests.export.brokers import Noida, fake_broker, free_port, have, noida, run_module
-from tests.export.mock_cluster import MockCluster
-from tests.export.test_exit_codes import contents, leftovers, previous_snapshot
+from tests.jobs.export import estate
+from tests.jobs.export.brokers import Noida, fake_broker, free_port, have, noida, run_module
+from tests.jobs.export.mock_cluster import MockCluster
+from tests.jobs.export.test_exit_codes import contents, leftovers, previous_snapshot
 
 pytestmark = [
     pytest.mark.live,
@@ -362,7 +362,7 @@ def test_sigterm_while_a_coordinator_keeps_the_export_waiting(
     import subprocess
     import sys
 
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     out = tmp_path / "snap"
     before = previous_snapshot(out)
     proc = subprocess.Popen(

@@ -1,9 +1,9 @@
 """Record the member bytes real clients leave with a real coordinator, for test_wire.py.
 
-`python -m tests.export.record_wire` starts noida-db with the live estate (librdkafka's range,
+`python -m tests.jobs.export.record_wire` starts noida-db with the live estate (librdkafka's range,
 roundrobin and cooperative-sticky members, kafka-python's sticky ones), describes its groups
 through the exporter's client and writes each member's metadata and assignment as hex to
-tests/export/wire/classic_members.json. The expected rows are frozen separately
+tests/jobs/export/wire/classic_members.json. The expected rows are frozen separately
 (`--freeze`), from the decoders of the time, so that a new decoder is compared to the old.
 """
 
@@ -21,8 +21,8 @@ RECORDED = HERE / "classic_members.json"
 
 def record() -> None:
     from jobs.export.client import Client, RawGroup
-    from tests.export import estate
-    from tests.export.brokers import noida
+    from tests.jobs.export import estate
+    from tests.jobs.export.brokers import noida
 
     with tempfile.TemporaryDirectory() as tmp, noida(Path(tmp)) as broker:
         estate.create_topics(broker.bootstrap)
@@ -72,7 +72,7 @@ def record() -> None:
 
 def main(argv: list[str]) -> None:
     if "--freeze" in argv:
-        from tests.export.test_wire import freeze
+        from tests.jobs.export.test_wire import freeze
 
         freeze()
     else:

@@ -8,7 +8,7 @@ from typing import Any
 
 import pytest
 
-from tests.export.brokers import have
+from tests.jobs.export.brokers import have
 
 pytestmark = pytest.mark.skipif(not have("kafka"), reason="kafka-python is needed (.[export])")
 

@@ -18,7 +18,7 @@ from jobs.export.protocol import (
     decode_consumer_group_describe_response,
 )
 from jobs.export.snapshot import Options, collect
-from tests.export.test_consumer_group_describe import AUDIT_ID, ORDERS_ID, response_bytes
+from tests.jobs.export.test_consumer_group_describe import AUDIT_ID, ORDERS_ID, response_bytes
 
 EU_ID = "11111111-2222-3333-4444-555555555555"
 GONE_ID = "99999999-9999-9999-9999-999999999999"

@@ -10,8 +10,8 @@ import pytest
 
 from jobs.cli import export as export_snapshot
 from jobs.export.client import Client
-from tests.export import estate
-from tests.export.brokers import have, noida
+from tests.jobs.export import estate
+from tests.jobs.export.brokers import have, noida
 
 pytestmark = [
     pytest.mark.live,

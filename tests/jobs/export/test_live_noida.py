@@ -12,8 +12,8 @@ from typing import Any
 import pandas as pd
 import pytest
 
-from tests.export import estate
-from tests.export.brokers import have, noida, run_module
+from tests.jobs.export import estate
+from tests.jobs.export.brokers import have, noida, run_module
 
 pytestmark = [
     pytest.mark.live,
@@ -237,7 +237,7 @@ def test_foreign_and_garbage_groups_are_skipped_the_rest_exported(
 
 
 def test_unreachable_bootstrap_exits_2_naming_it(tmp_path: Path) -> None:
-    from tests.export.brokers import free_port
+    from tests.jobs.export.brokers import free_port
 
     address = f"127.0.0.1:{free_port()}"
     result = run_module(

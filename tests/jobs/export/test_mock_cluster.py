@@ -17,8 +17,8 @@ import pytest
 from jobs.cli import export as export_snapshot
 from jobs.export.client import Client, RawGroup, RawMember
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
-from tests.export.brokers import have, run_module
-from tests.export.mock_cluster import MockCluster
+from tests.jobs.export.brokers import have, run_module
+from tests.jobs.export.mock_cluster import MockCluster
 
 pytestmark = [
     pytest.mark.live,

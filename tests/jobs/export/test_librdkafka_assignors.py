@@ -29,7 +29,7 @@ import pytest
 
 from assignors.catalog.registry import get_assignor
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
-from tests.export.mock_cluster import MockCluster
+from tests.jobs.export.mock_cluster import MockCluster
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
 
