@@ -6,13 +6,14 @@ member order. `cooperative-sticky` is librdkafka's own port of an older Java sti
 assignor, its general path only, with librdkafka's cooperative step: a module of its own
 (`assignors.strategies.clients.librdkafka_sticky`), which does not use this member order.
 
-For range and roundrobin librdkafka sorts members with `qsort` and `rd_kafka_group_member_cmp`: two static members
-compare by `group.instance.id`, any other pair by member id (bytes, as `memcmp`). There is no
-"static members first" rule, and with static and dynamic members mixed the comparison is not
-even transitive (A < B < C < A happens), so the order is whatever the sort makes of the input:
-glibc's `qsort`, a top-down merge sort, over the members in JoinGroup order (the spec's
-member order); range sorts each topic's subscribers, in that order, on their own. With only
-dynamic or only static members this is Java's order.
+For range and roundrobin librdkafka sorts members with `qsort` and
+`rd_kafka_group_member_cmp`: two static members compare by `group.instance.id`, any other
+pair by member id (bytes, as `memcmp`). There is no "static members first" rule, and with
+static and dynamic members mixed the comparison is not even transitive (A < B < C < A
+happens), so the order is whatever the sort makes of the input: glibc's `qsort`, a top-down
+merge sort, over the members in JoinGroup order (the spec's member order); range sorts each
+topic's subscribers, in that order, on their own. With only dynamic or only static members
+this is Java's order.
 """
 
 from __future__ import annotations

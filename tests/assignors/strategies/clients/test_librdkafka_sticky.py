@@ -923,3 +923,53 @@ def test_registered() -> None:
     assert assignor.kafka_name == "cooperative-sticky"
     assert assignor.library == "librdkafka"
     assert [p.value for p in assignor.supported_protocols] == ["COOPERATIVE"]
+
+
+def _random_run(
+    rng: random.Random, equal: bool
+) -> tuple[list[RdTopic], list[str], dict[str, frozenset[str]], dict[str, list[TP]]]:
+    """Topics, members in JoinGroup order, their subscriptions, and what they own (disjoint,
+    of their topics, at one generation)."""
+    topics = [RdTopic(f"t{i}", rng.randint(1, 8), ()) for i in range(rng.randint(1, 5))]
+    names = [x.name for x in topics]
+    ids = list(dict.fromkeys(f"m{rng.randint(0, 99):02d}" for _ in range(rng.randint(2, 7))))
+    common = frozenset(rng.sample(names, rng.randint(1, len(names))))
+    subs = {
+        m: common if equal else frozenset(rng.sample(names, rng.randint(1, len(names))))
+        for m in ids
+    }
+    owned: dict[str, list[TP]] = {m: [] for m in ids}
+    for x in topics:
+        for p in range(x.partitions):
+            takers = [m for m in ids if x.name in subs[m]]
+            if takers and rng.random() < 0.6:
+                owned[rng.choice(takers)].append((x.name, p))
+    return topics, ids, subs, owned
+
+
+def _as_sets(got: Lists) -> dict[str, list[TP]]:
+    return {m: sorted(v) for m, v in got.items()}
+
+
+def test_the_orders_the_spec_does_not_carry() -> None:
+    """The variant fixes the topics' order (code point) and the members' (JoinGroup): no
+    other member order changes what anyone gets (without double or stale claims), and no
+    other topic order does unless every member subscribes to the same topics."""
+    rng = random.Random(3)
+    topic_order_mattered = 0
+    for i in range(600):
+        equal = i % 2 == 0
+        topics, ids, subs, owned = _random_run(rng, equal)
+        in_order = [RdMember(m, subs[m], owned[m], 3, None) for m in ids]
+        try:
+            base = _as_sets(assign_cb(in_order, topics))
+        except ClientAssignorFailure:
+            continue
+        shuffled = [RdMember(m, subs[m], owned[m], 3, None) for m in rng.sample(ids, len(ids))]
+        assert _as_sets(assign_cb(shuffled, topics)) == base
+        other_order = _as_sets(assign_cb(in_order, rng.sample(topics, len(topics))))
+        if len(set(subs.values())) > 1:
+            assert other_order == base
+        else:
+            topic_order_mattered += other_order != base
+    assert topic_order_mattered > 0
