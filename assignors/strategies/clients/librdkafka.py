@@ -1,13 +1,19 @@
-"""librdkafka 2.16.0's `range` and `roundrobin`, as its group leader runs them.
+"""librdkafka 2.16.0's `range`, `roundrobin` and `cooperative-sticky`, as its group leader
+runs them.
 
-Both are Java's algorithms (range with KIP-881 racks) over a different member order.
-librdkafka sorts members with `qsort` and `rd_kafka_group_member_cmp`: two static members
-compare by `group.instance.id`, any other pair by member id (bytes, as `memcmp`). There is no
-"static members first" rule, and with static and dynamic members mixed the comparison is not
-even transitive (A < B < C < A happens), so the order is whatever the sort makes of the input:
-glibc's `qsort`, a top-down merge sort, over the members in JoinGroup order (the spec's
-member order); range sorts each topic's subscribers, in that order, on their own. With only
-dynamic or only static members this is Java's order.
+`range` and `roundrobin` are Java's algorithms (range with KIP-881 racks) over a different
+member order. `cooperative-sticky` is librdkafka's own port of an older Java sticky
+assignor, its general path only, with librdkafka's cooperative step: a module of its own
+(`assignors.strategies.clients.librdkafka_sticky`), which does not use this member order.
+
+For range and roundrobin librdkafka sorts members with `qsort` and
+`rd_kafka_group_member_cmp`: two static members compare by `group.instance.id`, any other
+pair by member id (bytes, as `memcmp`). There is no "static members first" rule, and with
+static and dynamic members mixed the comparison is not even transitive (A < B < C < A
+happens), so the order is whatever the sort makes of the input: glibc's `qsort`, a top-down
+merge sort, over the members in JoinGroup order (the spec's member order); range sorts each
+topic's subscribers, in that order, on their own. With only dynamic or only static members
+this is Java's order.
 """
 
 from __future__ import annotations
@@ -18,6 +24,7 @@ from typing import ClassVar
 from mypy_extensions import mypyc_attr
 
 from assignors.model import GroupSpec, Member
+from assignors.strategies.clients.librdkafka_sticky import LibrdkafkaCooperativeStickyAssignor
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
 
@@ -100,4 +107,8 @@ class LibrdkafkaRoundRobinAssignor(RoundRobinAssignor):
         return librdkafka_order(members)
 
 
-VARIANTS = (LibrdkafkaRangeAssignor, LibrdkafkaRoundRobinAssignor)
+VARIANTS = (
+    LibrdkafkaRangeAssignor,
+    LibrdkafkaRoundRobinAssignor,
+    LibrdkafkaCooperativeStickyAssignor,
+)

@@ -1,14 +1,15 @@
 """librdkafka's own assignors, run by real confluent-kafka consumers on librdkafka's mock
 cluster (in process, 127.0.0.1), against this project's plans: `range@librdkafka` and
-`roundrobin@librdkafka` (Java's algorithms over librdkafka's member order), Java's
-`cooperative-sticky`.
+`roundrobin@librdkafka` (Java's algorithms over librdkafka's member order) and
+`cooperative-sticky@librdkafka` (librdkafka's own sticky assignor).
 
 librdkafka's leader runs `range`, `roundrobin` and `cooperative-sticky` client-side; the mock
 coordinator only elects the leader (the first member to join) and relays its assignment.
 Each case starts a fresh group, waits until every member holds a settled assignment, and
 compares it with the plan of the same group (member ids and instance ids as the consumers
 report them). Where a case has an owned-partitions step, members join one after another:
-each rebalance starts from what the earlier members own.
+each rebalance starts from what the earlier members own. The cooperative-sticky stories go
+further: more joins, a member leaving, members on racks.
 
 A case mostly waits (the coordinator's join windows, the settle windows), and no two cases
 share a group: the module runs the selected cases a few at a time, each in its own thread,
@@ -18,6 +19,11 @@ and each test checks its case's outcome.
 from __future__ import annotations
 
 import itertools
+import json
+import os
+import signal
+import subprocess
+import sys
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -29,6 +35,7 @@ import pytest
 
 from assignors.catalog.registry import get_assignor
 from assignors.model import GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.strategies.clients import ClientAssignorFailure
 from tests.jobs.export.mock_cluster import MockCluster
 
 pytestmark = [pytest.mark.live, pytest.mark.slow]
@@ -57,10 +64,12 @@ _groups = itertools.count()
 
 @dataclass(frozen=True)
 class Spec:
-    """One member to start: its subscription and, for a static member, its instance id."""
+    """One member to start: its subscription, for a static member its instance id, and its
+    `client.rack` if it sets one."""
 
     topics: tuple[str, ...]
     instance: str | None = None
+    rack: str | None = None
 
 
 Steps = list[tuple[GroupSpec, dict[str, list[TopicPartition]]]]
@@ -92,6 +101,8 @@ def _consumer(
     }
     if spec.instance is not None:
         conf["group.instance.id"] = spec.instance
+    if spec.rack is not None:
+        conf["client.rack"] = spec.rack
     c = ck.Consumer(conf)
 
     def on_revoke(_: Any, partitions: list[Any]) -> None:
@@ -236,21 +247,16 @@ def _plan(strategy: str, spec: GroupSpec) -> dict[str, list[TopicPartition]]:
 
 
 def _expected(strategy: str, spec: GroupSpec) -> dict[str, list[TopicPartition]]:
-    """The librdkafka variant's plan where there is one; Java's otherwise. Without a mix of
-    static and dynamic members the variant's plan is Java's."""
-    if strategy == "cooperative-sticky":
-        return _plan(strategy, spec)
+    """The librdkafka variant's plan. Without a mix of static and dynamic members the range
+    and roundrobin variants plan as Java does; in a fresh group the cooperative-sticky
+    variant does (from owned partitions it often does not)."""
     variant = _plan(f"{strategy}@librdkafka", spec)
-    statics = {m.is_static for m in spec.members}
-    if len(statics) == 1:
+    if strategy == "cooperative-sticky":
+        if not any(m.owned for m in spec.members):
+            assert variant == _plan(strategy, spec)
+    elif len({m.is_static for m in spec.members}) == 1:
         assert variant == _plan(strategy, spec)
     return variant
-
-
-# librdkafka's cooperative-sticky is a port of Java's general sticky path only (no constrained
-# path for equal subscriptions): from owned partitions with equal subscriptions it differs from
-# Java's plan, and there is no variant for it yet.
-KNOWN_DIFFERENCE = {("cooperative-sticky", "dynamic-equal"), ("cooperative-sticky", "mixed-equal")}
 
 
 EQUAL = ("ta", "tb", "tc")
@@ -278,8 +284,180 @@ def test_joins_from_owned_partitions(
 ) -> None:
     steps = _steps(outcomes, (strategy, case, True))
     differs = [spec for spec, live in steps if live != _expected(strategy, spec)]
-    if (strategy, case) in KNOWN_DIFFERENCE:
-        if not differs:
-            pytest.fail("librdkafka's cooperative-sticky gave Java's plan: update the docs")
-        pytest.xfail("cooperative-sticky@librdkafka differs from Java from owned partitions")
     assert not differs, differs
+
+
+# --- cooperative-sticky stories ---------------------------------------------------------
+# A story is a sequence of joins (a Spec) and leaves (the index, in join order, of a member
+# that closes); after each, the group settles and that step's spec holds what the members
+# that stay owned before it.
+
+Story = list[Spec | int]
+STORIES: dict[str, Story] = {
+    "four-joins": [Spec(EQUAL)] * 4,
+    "joins-then-a-leave": [Spec(EQUAL), Spec(EQUAL), Spec(EQUAL), 1],
+    "static-joins": [Spec(EQUAL, "i3"), Spec(EQUAL, "i1"), Spec(EQUAL, "i2")],
+    "unequal-joins-then-a-leave": [
+        Spec(("ta", "tb")),
+        Spec(EQUAL),
+        Spec(("tb", "tc")),
+        Spec(("ta",)),
+        0,
+    ],
+    "mixed-unequal-joins": [Spec(("ta",), "z"), Spec(("ta", "tb")), Spec(EQUAL, "a")],
+}
+# a cluster of its own: brokers on racks r1..r3, each partition on one broker
+RACK_TOPICS = {"ra": 6, "rb": 4}
+BROKER_RACKS = {1: "r1", 2: "r2", 3: "r3"}
+RACKED = ("ra", "rb")
+RACK_STORIES: dict[str, Story] = {
+    "racks": [Spec(RACKED, rack="r1"), Spec(RACKED, rack="r2"), Spec(RACKED, rack="r3")],
+    # librdkafka's member without client.rack sends the empty string: a rack no partition is on
+    "racks-one-member-without": [
+        Spec(RACKED, rack="r1"),
+        Spec(RACKED),
+        Spec(RACKED, rack="r2"),
+    ],
+}
+
+
+@pytest.fixture(scope="module")
+def rack_cluster() -> Iterator[tuple[MockCluster, dict[str, TopicMetadata]]]:
+    mock = MockCluster(3)
+    mock.set_group_initial_rebalance_delay(INITIAL_REBALANCE_DELAY_MS)
+    for broker, rack in BROKER_RACKS.items():
+        mock.set_rack(broker, rack)
+    meta = {}
+    for topic, n in RACK_TOPICS.items():
+        mock.create_topic(topic, n, 1)
+        placed = mock.partitions(topic)
+        racks = tuple(frozenset(BROKER_RACKS[b] for b in placed[p][1]) for p in range(n))
+        meta[topic] = TopicMetadata(topic, n, racks)
+    yield mock, meta
+    mock.close()
+
+
+def _told(mock: MockCluster, story: Story, topics: dict[str, TopicMetadata]) -> Steps:
+    """Each step of `story`: the group's spec before it settles, and what it settled on."""
+    group = f"g{next(_groups)}-story"
+    strategy = "cooperative-sticky"
+    joined: list[tuple[Any, Spec]] = []
+    held: dict[str, list[TopicPartition]] = {}
+    steps: Steps = []
+    revoked: list[object] = []
+    try:
+        for action in story:
+            if isinstance(action, int):
+                gone = joined.pop(action)
+                _close([gone[0]])
+            else:
+                joined.append((_consumer(mock, group, strategy, action, revoked), action))
+            consumers = [c for c, _ in joined]
+            wanted = {
+                (t, p)
+                for _, s in joined
+                for t in s.topics
+                for p in range(topics[t].partition_count)
+            }
+            now = _settle(consumers, wanted, SETTLE_S[strategy])
+            members = []
+            for c, s in joined:
+                mine = tuple(held.get(c.memberid(), ()))
+                members.append(
+                    Member(
+                        c.memberid(),
+                        frozenset(s.topics),
+                        s.instance,
+                        s.rack,
+                        owned=mine,
+                        generation=1 if mine else None,
+                    )
+                )
+            steps.append(
+                (
+                    GroupSpec("g", tuple(members), topics),
+                    dict(zip([c.memberid() for c in consumers], now, strict=True)),
+                )
+            )
+            held = {c.memberid(): h for c, h in zip(consumers, now, strict=True)}
+    finally:
+        _close([c for c, _ in joined])
+    return steps
+
+
+def _story_differs(steps: Steps) -> list[tuple[GroupSpec, dict[str, list[TopicPartition]]]]:
+    return [
+        (spec, live) for spec, live in steps if live != _plan("cooperative-sticky@librdkafka", spec)
+    ]
+
+
+@pytest.mark.parametrize("story", sorted(STORIES))
+def test_cooperative_sticky_story(cluster: MockCluster, story: str) -> None:
+    topics = {t: TopicMetadata(t, n) for t, n in TOPICS.items()}
+    differs = _story_differs(_told(cluster, STORIES[story], topics))
+    assert not differs, differs
+
+
+@pytest.mark.parametrize("story", sorted(RACK_STORIES))
+def test_cooperative_sticky_story_on_racks(
+    rack_cluster: tuple[MockCluster, dict[str, TopicMetadata]], story: str
+) -> None:
+    mock, topics = rack_cluster
+    differs = _story_differs(_told(mock, RACK_STORIES[story], topics))
+    assert not differs, differs
+
+
+# c1 owns all of t1 (12), c2 all of t0 (2), then c3 joins on both: librdkafka's leader (c1)
+# crashes. In a process of its own, since the crash takes the process with it.
+CRASH_SCRIPT = """
+import json, sys, time
+import confluent_kafka as ck
+from tests.jobs.export.mock_cluster import MockCluster
+mock = MockCluster(3)
+mock.set_group_initial_rebalance_delay(3000)
+mock.create_topic("t0", 2, 1)
+mock.create_topic("t1", 12, 1)
+consumers = []
+def join(topics):
+    c = ck.Consumer({"bootstrap.servers": mock.bootstrap, "group.id": "crash",
+                     "partition.assignment.strategy": "cooperative-sticky",
+                     "enable.auto.commit": False, "session.timeout.ms": 6000,
+                     "heartbeat.interval.ms": 500, "topic.metadata.refresh.interval.ms": 1000})
+    c.subscribe(topics)
+    consumers.append((c, topics))
+def settle(seconds):
+    end = time.monotonic() + seconds
+    while time.monotonic() < end:
+        for c, _ in consumers:
+            c.poll(0.05)
+    print(json.dumps([[c.memberid(), t, sorted([p.topic, p.partition] for p in c.assignment())]
+                      for c, t in consumers]), flush=True)
+join(["t1"]); settle(12)
+join(["t0"]); settle(12)
+join(["t0", "t1"]); settle(20)
+"""
+
+
+def test_cooperative_sticky_leader_crash() -> None:
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    done = subprocess.run(
+        [sys.executable, "-c", CRASH_SCRIPT],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        cwd=root,
+        env=dict(os.environ, PYTHONPATH=root),
+    )
+    steps = [json.loads(line) for line in done.stdout.splitlines() if line.startswith("[")]
+    assert done.returncode == -signal.SIGSEGV, (done.returncode, steps, done.stderr[-2000:])
+    assert len(steps) == 2, steps  # the two first members settled; the third join kills
+    topics = {"t0": TopicMetadata("t0", 2), "t1": TopicMetadata("t1", 12)}
+    before = [
+        Member(m, frozenset(subscribed), owned=tuple((t, p) for t, p in held), generation=1)
+        for m, subscribed, held in steps[-1]
+    ]
+    assert [len(m.owned) for m in before] == [12, 2]
+    for joining in ("0", "0x" + "f" * 16):  # whichever way its member id sorts
+        spec = GroupSpec("g", (*before, Member(joining, frozenset({"t0", "t1"}))), topics)
+        with pytest.raises(ClientAssignorFailure):
+            get_assignor("cooperative-sticky@librdkafka").rebalance(spec)

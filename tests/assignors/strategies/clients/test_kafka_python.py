@@ -341,6 +341,7 @@ def test_names_resolve() -> None:
         "sticky@kafka-python",
         "range@librdkafka",
         "roundrobin@librdkafka",
+        "cooperative-sticky@librdkafka",
     ]
     assert type(get_assignor("range@kafka-python")) is KafkaPythonRangeAssignor
     assert type(get_assignor(" org.apache.kafka.clients.consumer.RangeAssignor@kafka-python "))
@@ -358,7 +359,7 @@ def test_names_resolve() -> None:
         ),
         ("cooperative-sticky@kafka-python", r"has no kafka-python variant.*range@kafka-python"),
         ("uniform@librdkafka", r"has no librdkafka variant"),
-        ("cooperative-sticky@librdkafka", r"has no librdkafka variant"),
+        ("sticky@librdkafka", r"has no librdkafka variant"),
         ("nosuch@kafka-python", r"has no kafka-python variant"),
     ],
 )
