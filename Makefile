@@ -140,8 +140,14 @@ NO_JVM := -m "not spark and not e2e and not live and not cluster"
 COMPILED_PYTEST := PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest
 
 .PHONY: test-main
-test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's: unit, Spark, end to end, live brokers, in parallel
-	$(COMPILED_PYTEST) $(XDIST) --durations=10 -m "not cluster"
+test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's and the live stories: unit, Spark, end to end, live brokers, in parallel
+	$(COMPILED_PYTEST) $(XDIST) --durations=10 -m "not cluster and not stories"
+
+# Multi-round cooperative rebalances of real librdkafka consumers: on a quiet machine they
+# settle on the variant's plan; under load a member's rejoin can fall between rounds.
+.PHONY: test-stories
+test-stories: $(STAMP) ## The live cooperative-sticky@librdkafka stories (joins, leaves, racks) on librdkafka's mock cluster; best on a quiet machine
+	$(PY) -m pytest -m stories tests/jobs/export/test_librdkafka_sticky_stories.py
 
 .PHONY: test-spark
 test-spark: $(CORE_STAMP) chromium ## The tests that start a JVM: Spark sessions and the real entry point (markers spark, e2e)

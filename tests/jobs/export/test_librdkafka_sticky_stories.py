@@ -82,6 +82,7 @@ def rack_cluster() -> Iterator[tuple[MockCluster, dict[str, TopicMetadata]]]:
     mock.close()
 
 
+@pytest.mark.stories
 @pytest.mark.parametrize("story", sorted(STORIES))
 def test_cooperative_sticky_story(cluster: MockCluster, story: str) -> None:
     topics = {t: TopicMetadata(t, n) for t, n in TOPICS.items()}
@@ -89,6 +90,7 @@ def test_cooperative_sticky_story(cluster: MockCluster, story: str) -> None:
     assert not differs, differs
 
 
+@pytest.mark.stories
 @pytest.mark.parametrize("story", sorted(RACK_STORIES))
 def test_cooperative_sticky_story_on_racks(
     rack_cluster: tuple[MockCluster, dict[str, TopicMetadata]], story: str
