@@ -127,11 +127,11 @@ test: ## Install everything (side by side), then lint, typecheck, test-main, tes
 .PHONY: installed
 installed: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV) chromium ## Build every environment the tests need, side by side: .venv with the compiled core, .venv-exec, .venv-airflow, dist/planner-env.tar.gz
 
-# The main suite runs in parallel: pytest-xdist, one test file per worker (a file's tests
+# The main suite runs on every core: pytest-xdist, one test file per worker (a file's tests
 # share its module fixtures: a planned estate, a broker). Each worker starts its own Spark
-# session. One worker more than the 2 cores: the live librdkafka files mostly wait on their
-# groups' join windows. `make test-main WORKERS=1` runs it in one process.
-WORKERS ?= 3
+# session. A third worker loads the machine enough that live librdkafka groups miss their
+# join windows. `make test-main WORKERS=1` runs it in one process.
+WORKERS ?= auto
 XDIST := -n $(WORKERS) --dist loadfile
 # What a test needs, by marker (tests/conftest.py, pyproject.toml): the Makefile slices by them.
 FAST := -m "not spark and not e2e and not live and not cluster and not slow"
