@@ -146,8 +146,8 @@ test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's and
 # Multi-round cooperative rebalances of real librdkafka consumers: on a quiet machine they
 # settle on the variant's plan; under load a member's rejoin can fall between rounds.
 .PHONY: test-stories
-test-stories: $(STAMP) ## The live cooperative-sticky@librdkafka stories (joins, leaves, racks) on librdkafka's mock cluster; best on a quiet machine
-	$(PY) -m pytest -m stories tests/jobs/export/test_librdkafka_sticky_stories.py
+test-stories: $(STAMP) ## The timing-sensitive live librdkafka groups (cooperative stories, mixed static and dynamic members) on librdkafka's mock cluster; best on a quiet machine
+	$(PY) -m pytest -m stories tests/jobs/export/test_librdkafka_assignors.py tests/jobs/export/test_librdkafka_sticky_stories.py
 
 .PHONY: test-spark
 test-spark: $(CORE_STAMP) chromium ## The tests that start a JVM: Spark sessions and the real entry point (markers spark, e2e)

@@ -43,15 +43,23 @@ def outcomes(
     return run_cases(cluster, request)
 
 
+def _cases(names: list[str]) -> list[object]:
+    """A mix of static and dynamic members is ordered by JoinGroup arrival, which the
+    consumers' start order does not fix under load: those cases are `stories`."""
+    return [
+        pytest.param(n, marks=pytest.mark.stories) if n.startswith("mixed") else n for n in names
+    ]
+
+
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-@pytest.mark.parametrize("case", sorted(CASES))
+@pytest.mark.parametrize("case", _cases(sorted(CASES)))
 def test_fresh_group(outcomes: dict[Case, Steps | BaseException], strategy: str, case: str) -> None:
     [(spec, live)] = _steps(outcomes, (strategy, case, False))
     assert live == _expected(strategy, spec), spec
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-@pytest.mark.parametrize("case", ["dynamic-equal", "dynamic-unequal", "mixed-equal"])
+@pytest.mark.parametrize("case", _cases(["dynamic-equal", "dynamic-unequal", "mixed-equal"]))
 def test_joins_from_owned_partitions(
     outcomes: dict[Case, Steps | BaseException], strategy: str, case: str
 ) -> None:
