@@ -10,7 +10,10 @@ handle, the member struct's layout) and `available()` says why not otherwise.
 
 The assignor can crash its process (that is one of the facts tested), so it runs in a child
 process serving cases on stdin, one JSON line each; `NativeSticky` restarts the child after a
-crash and reports the signal.
+crash and reports the signal. Its crashes are reads after free, fatal or not by what the
+allocator left in the freed memory, so the child runs with `FREED_MEMORY_POISONED`: glibc keeps
+no per-thread cache of freed chunks and fills them with a pattern, and every such read kills
+the process (SIGSEGV, or SIGABRT where librdkafka's allocation of a poisoned size fails).
 
 A case: {"topics": [[name, partitions]], "replication": r, "broker_racks": k, "racks": [...],
 "members": [{"id", "topics", "owned": [[topic, p]], "generation", "rack" (null: none)}]},
@@ -27,6 +30,8 @@ import shutil
 import subprocess
 import sys
 from typing import Any
+
+FREED_MEMORY_POISONED = {"GLIBC_TUNABLES": "glibc.malloc.tcache_count=0", "MALLOC_PERTURB_": "165"}
 
 VERSION = "2.16.0"
 MEMBER_SIZE = 112  # sizeof(rd_kafka_group_member_t)
@@ -239,7 +244,8 @@ class NativeSticky:
 
     def _start(self) -> subprocess.Popen[str]:
         here = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-        env = dict(os.environ, PYTHONPATH=os.pathsep.join([here, os.environ.get("PYTHONPATH", "")]))
+        path = os.pathsep.join([here, os.environ.get("PYTHONPATH", "")])
+        env = dict(os.environ, PYTHONPATH=path, **FREED_MEMORY_POISONED)
         return subprocess.Popen(
             [sys.executable, "-m", "helpers.librdkafka_native"],
             stdin=subprocess.PIPE,
