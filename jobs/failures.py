@@ -39,9 +39,10 @@ def _first_line(text: str) -> str:
 
 
 def _python_error(message: str) -> str:
-    """A Python worker's traceback inside a Java message: its last line is the exception."""
+    """A Python worker's traceback inside a Java message: its last line is the exception
+    (Spark 4 appends a `SQLSTATE: 38000` line after it)."""
     lines = [line.strip() for line in message.splitlines() if line.strip()]
-    tail = [line for line in lines if not line.startswith(("File ", "at ", "^", "~"))]
+    tail = [line for line in lines if not line.startswith(("File ", "at ", "^", "~", "SQLSTATE:"))]
     return tail[-1] if tail else ""
 
 

@@ -11,6 +11,10 @@ strategy left out for that group, and the (group, strategy) gets a `rejected` ro
 strategy, the phase and the cause (INTERNAL_ERROR for a built-in assignor, ASSIGNOR_FAILED for
 a plugin). Every other group and strategy of the bucket is planned as usual.
 
+A Python exception out of the bucket's planner is no unit's doing (the planner turns those of a
+group into that group's rows): it is the bucket's, a full disk under the assignment rows, say.
+The child hands it to the parent, which raises it, as the worker would unguarded.
+
 Without `os.fork` (not Linux or macOS) the bucket is planned in the worker itself, unguarded.
 """
 
@@ -28,6 +32,7 @@ import signal
 import struct
 import tempfile
 import time
+import traceback
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
@@ -93,6 +98,7 @@ def _run_child(
     # The child writes the unit it is in to shared memory (no system call per unit); the
     # pipe only tells the parent, by closing, that the child has exited.
     board = mmap.mmap(-1, _BOARD_BYTES)
+    raised = mmap.mmap(-1, _RAISED_BYTES)
     read_fd, write_fd = os.pipe()
     with tempfile.NamedTemporaryFile(prefix="planner-bucket-", suffix=".pkl", delete=False) as f:
         result_path = f.name
@@ -100,11 +106,12 @@ def _run_child(
         pid = os.fork()
         if pid == 0:  # the child: plan, post each unit, leave the frame in the file
             os.close(read_fd)
-            _child(plan, excluded, board, result_path)
+            _child(plan, excluded, board, raised, result_path)
         os.close(write_fd)
-        return _watch(pid, read_fd, board, result_path, settings)
+        return _watch(pid, read_fd, board, raised, result_path, settings)
     finally:
         board.close()
+        raised.close()
         with contextlib.suppress(OSError):
             os.close(read_fd)
         with contextlib.suppress(OSError):
@@ -116,10 +123,18 @@ def _run_child(
 # names the group by its prefix).
 _BOARD_BYTES = 1 << 20
 _HEAD = struct.Struct("<QI")
+# What the child raised: its length (4 bytes), then the exception pickled, on shared memory
+# because the disk may be what failed.
+_RAISED_BYTES = 1 << 16
+_RAISED_HEAD = struct.Struct("<I")
 
 
 def _child(
-    plan: Planner, excluded: Mapping[str, frozenset[str]], board: mmap.mmap, result_path: str
+    plan: Planner,
+    excluded: Mapping[str, frozenset[str]],
+    board: mmap.mmap,
+    raised: mmap.mmap,
+    result_path: str,
 ) -> None:
     code = 0
     faulthandler.disable()  # a crash is reported once, by the parent, not as a stack dump
@@ -152,10 +167,41 @@ def _child(
             learned = None
         with open(result_path, "wb") as out:
             pickle.dump((frame, learned), out, protocol=pickle.HIGHEST_PROTOCOL)
-    except BaseException:  # the parent reports the unit; the child must never return
+    except Exception as exc:  # the bucket's: the parent raises it
+        code = 70
+        _post_raised(raised, exc)
+    except BaseException:  # a plugin's SystemExit, say: the parent reports the unit
         code = 70
     finally:
         os._exit(code)
+
+
+def _post_raised(raised: mmap.mmap, exc: Exception) -> None:
+    """`exc` for the parent, with the child's traceback as a note (an exception that does not
+    pickle, or pickles too large, goes as a RuntimeError naming it)."""
+    where = "".join(traceback.format_exception(exc)).rstrip()
+    try:
+        exc.add_note(f"raised in the bucket's guarded child process:\n{where}")
+        data = pickle.dumps(exc, pickle.HIGHEST_PROTOCOL)
+        pickle.loads(data)
+    except Exception:
+        data = b""
+    if not data or len(data) > _RAISED_BYTES - _RAISED_HEAD.size:
+        named = RuntimeError(f"{type(exc).__name__}: {exc}")
+        data = pickle.dumps(named, pickle.HIGHEST_PROTOCOL)[: _RAISED_BYTES - _RAISED_HEAD.size]
+    raised[_RAISED_HEAD.size : _RAISED_HEAD.size + len(data)] = data
+    _RAISED_HEAD.pack_into(raised, 0, len(data))
+
+
+def _read_raised(raised: mmap.mmap) -> BaseException | None:
+    (size,) = _RAISED_HEAD.unpack_from(raised, 0)
+    if size == 0:
+        return None
+    try:
+        found = pickle.loads(bytes(raised[_RAISED_HEAD.size : _RAISED_HEAD.size + size]))
+    except Exception as exc:
+        return RuntimeError(f"the bucket's guarded child failed (its exception is lost: {exc})")
+    return found if isinstance(found, BaseException) else None
 
 
 def _read_board(board: mmap.mmap) -> tuple[int, Unit]:
@@ -167,7 +213,12 @@ def _read_board(board: mmap.mmap) -> tuple[int, Unit]:
 
 
 def _watch(
-    pid: int, read_fd: int, board: mmap.mmap, result_path: str, settings: GuardSettings
+    pid: int,
+    read_fd: int,
+    board: mmap.mmap,
+    raised: mmap.mmap,
+    result_path: str,
+    settings: GuardSettings,
 ) -> pd.DataFrame | Failure:
     seen = 0
     deadline = time.monotonic() + settings.timeout_s if settings.timeout_s > 0 else None
@@ -197,6 +248,9 @@ def _watch(
         return Failure(unit, f"killed its worker with signal {signal.Signals(sig).name}")
     code = os.WEXITSTATUS(status)
     if code != 0:
+        found = _read_raised(raised)
+        if found is not None:
+            raise found
         return Failure(unit, f"ended its worker with exit code {code}")
     with open(result_path, "rb") as f:
         frame, learned = pickle.load(f)

@@ -67,6 +67,21 @@ def test_describe_names_a_python_workers_exception() -> None:
     assert describe(exc) == "a Python worker failed: MemoryError: cannot allocate 8 GiB"
 
 
+def test_describe_names_a_python_workers_exception_before_its_sqlstate() -> None:
+    worker = _Java(
+        "org.apache.spark.api.python.PythonException",
+        "[PYTHON_EXCEPTION] An exception was thrown from the Python worker: Traceback (most"
+        ' recent call last):\n  File "guard.py", line 9, in guarded\n'
+        "OSError: [Errno 28] No space left on device: '/data/.out.__tmp-1/_rows/0.parquet'\n"
+        " SQLSTATE: 38000\n",
+    )
+    exc = Py4JJavaError(_Java("org.apache.spark.SparkException", "Job aborted", worker))
+    assert describe(exc) == (
+        "a Python worker failed: OSError: [Errno 28] No space left on device:"
+        " '/data/.out.__tmp-1/_rows/0.parquet'"
+    )
+
+
 def test_describe_of_a_plain_python_exception() -> None:
     assert describe(ValueError("bad\nmore")) == "ValueError: bad"
 

@@ -11,6 +11,8 @@ share a group.
 from __future__ import annotations
 
 import itertools
+import logging
+import re
 import threading
 import time
 from collections.abc import Iterator, Sequence
@@ -46,6 +48,49 @@ FRESH_TRIES = 3
 _groups = itertools.count()
 
 
+class AssignorRuns(logging.Handler):
+    """The members of a group's last assignor run, in the order its leader passed them to the
+    assignor (the JoinGroup response's order), read from librdkafka's `assignor` debug log.
+
+    That order decides `range` and `roundrobin` where static and dynamic members mix, and the
+    order in which consumers start does not fix it: a later consumer's JoinGroup can arrive
+    first on a busy machine."""
+
+    _RUN = re.compile(r"running \S+ assignor for (\d+) member")
+    _MEMBER = re.compile(r' Member "([^"]+)"(?: \(me\))? with \d+ owned partition')
+
+    def __init__(self) -> None:
+        super().__init__(logging.DEBUG)
+        self._lock = threading.Lock()
+        self._expected = 0
+        self._running: list[str] = []
+        self.last: list[str] = []
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = record.getMessage()
+        with self._lock:
+            if run := self._RUN.search(message):
+                self._expected, self._running = int(run.group(1)), []
+            elif (member := self._MEMBER.search(message)) and len(self._running) < self._expected:
+                self._running.append(member.group(1))
+                if len(self._running) == self._expected:
+                    self.last = self._running
+
+    def logger(self, group: str) -> logging.Logger:
+        """A logger for a consumer of `group` to pass as confluent-kafka's `logger`."""
+        logger = logging.getLogger(f"librdkafka_live.{group}")
+        logger.setLevel(logging.DEBUG)
+        logger.propagate = False
+        logger.handlers = [self]
+        return logger
+
+    def ordered(self, members: Sequence[Member]) -> tuple[Member, ...]:
+        order = {m: i for i, m in enumerate(self.last)}
+        missing = [m.member_id for m in members if m.member_id not in order]
+        assert not missing, (missing, self.last)  # a settled group's members all took part
+        return tuple(sorted(members, key=lambda m: order[m.member_id]))
+
+
 @dataclass(frozen=True)
 class Spec:
     """One member to start: its subscription, for a static member its instance id, and its
@@ -72,7 +117,12 @@ def mock_cluster() -> Iterator[MockCluster]:
 
 
 def _consumer(
-    mock: MockCluster, group: str, strategy: str, spec: Spec, revoked: list[object]
+    mock: MockCluster,
+    group: str,
+    strategy: str,
+    spec: Spec,
+    revoked: list[object],
+    runs: AssignorRuns,
 ) -> Any:
     conf = {
         "bootstrap.servers": mock.bootstrap,
@@ -82,6 +132,8 @@ def _consumer(
         "session.timeout.ms": 6000,
         "heartbeat.interval.ms": 500,
         "topic.metadata.refresh.interval.ms": 1000,
+        "debug": "assignor",
+        "logger": runs.logger(group),
     }
     if spec.instance is not None:
         conf["group.instance.id"] = spec.instance
@@ -123,7 +175,10 @@ def _settle(
 
 
 def _spec(
-    consumers: Sequence[Any], specs: Sequence[Spec], owned: Sequence[list[TopicPartition]] | None
+    consumers: Sequence[Any],
+    specs: Sequence[Spec],
+    owned: Sequence[list[TopicPartition]] | None,
+    runs: AssignorRuns,
 ) -> GroupSpec:
     members = []
     for i, (c, s) in enumerate(zip(consumers, specs, strict=True)):
@@ -138,7 +193,7 @@ def _spec(
             )
         )
     topics = {t: TopicMetadata(t, n) for t, n in TOPICS.items()}
-    return GroupSpec("g", tuple(members), topics)
+    return GroupSpec("g", runs.ordered(members), topics)
 
 
 def _run(mock: MockCluster, strategy: str, specs: Sequence[Spec], one_by_one: bool) -> Steps:
@@ -162,15 +217,16 @@ def _formed(
     consumers: list[Any] = []
     steps = []
     revoked: list[object] = []
+    runs = AssignorRuns()
     try:
         waves = [[s] for s in specs] if one_by_one else [list(specs)]
         owned: list[list[TopicPartition]] | None = None
         for wave in waves:
-            consumers.extend(_consumer(mock, group, strategy, s, revoked) for s in wave)
+            consumers.extend(_consumer(mock, group, strategy, s, revoked, runs) for s in wave)
             joined = specs[: len(consumers)]
             wanted = {(t, p) for s in joined for t in s.topics for p in range(TOPICS[t])}
             held = _settle(consumers, wanted, SETTLE_S.get(strategy, SETTLE_EAGER_S))
-            spec = _spec(consumers, joined, owned)
+            spec = _spec(consumers, joined, owned, runs)
             steps.append((spec, {c.memberid(): h for c, h in zip(consumers, held, strict=True)}))
             owned = held
         rounds = 1 + len(revoked)  # read before close(), which revokes everything
@@ -270,13 +326,14 @@ def _told(mock: MockCluster, story: Story, topics: dict[str, TopicMetadata]) -> 
     held: dict[str, list[TopicPartition]] = {}
     steps: Steps = []
     revoked: list[object] = []
+    runs = AssignorRuns()
     try:
         for action in story:
             if isinstance(action, int):
                 gone = joined.pop(action)
                 _close([gone[0]])
             else:
-                joined.append((_consumer(mock, group, strategy, action, revoked), action))
+                joined.append((_consumer(mock, group, strategy, action, revoked, runs), action))
             consumers = [c for c, _ in joined]
             wanted = {
                 (t, p)
@@ -300,7 +357,7 @@ def _told(mock: MockCluster, story: Story, topics: dict[str, TopicMetadata]) -> 
                 )
             steps.append(
                 (
-                    GroupSpec("g", tuple(members), topics),
+                    GroupSpec("g", runs.ordered(members), topics),
                     dict(zip([c.memberid() for c in consumers], now, strict=True)),
                 )
             )

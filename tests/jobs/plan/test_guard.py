@@ -4,6 +4,7 @@ fails only the (group, strategy) it touched, with a rejected row naming it."""
 from __future__ import annotations
 
 import dataclasses
+import errno
 import gc
 import json
 from pathlib import Path
@@ -248,3 +249,30 @@ def test_a_plugin_that_hangs_in_the_capacity_search_fails_only_its_group() -> No
         ("g-c", "range"),
         ("g-c", "hangswhengrown"),
     }
+
+
+def test_an_exception_out_of_the_bucket_is_raised_not_pinned_on_its_last_unit() -> None:
+    # A full disk under the assignment rows fails after the last group was planned: the last
+    # unit the child posted did nothing wrong.
+    def plan(_: object) -> pd.DataFrame:
+        from assignors import progress
+
+        progress.starting("g-last", "range", "migration")
+        raise OSError(errno.ENOSPC, "No space left on device", "/data/.out.__tmp-1/_rows/0")
+
+    with pytest.raises(OSError, match="No space left on device") as raised:
+        guarded(plan, GuardSettings(30, 0), lambda _: True)
+    assert raised.value.errno == errno.ENOSPC
+    assert raised.value.filename == "/data/.out.__tmp-1/_rows/0"
+    assert "raised in the bucket's guarded child process" in "".join(raised.value.__notes__)
+
+
+def test_an_exception_that_does_not_pickle_is_raised_by_name() -> None:
+    class Local(Exception):  # a class pickle cannot find by name
+        pass
+
+    def plan(_: object) -> pd.DataFrame:
+        raise Local("lost in transit")
+
+    with pytest.raises(RuntimeError, match=r"^Local: lost in transit$"):
+        guarded(plan, GuardSettings(30, 0), lambda _: True)
