@@ -146,7 +146,7 @@ test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's and
 # Multi-round cooperative rebalances of real librdkafka consumers: on a quiet machine they
 # settle on the variant's plan; under load a member's rejoin can fall between rounds.
 .PHONY: test-stories
-test-stories: $(STAMP) ## The timing-sensitive live librdkafka groups (cooperative stories, mixed static and dynamic members) on librdkafka's mock cluster; best on a quiet machine
+test-stories: $(STAMP) ## The timing-sensitive live librdkafka groups (cooperative rebalances over several rounds) on librdkafka's mock cluster; best on a quiet machine
 	$(PY) -m pytest -m stories tests/jobs/export/test_librdkafka_assignors.py tests/jobs/export/test_librdkafka_sticky_stories.py
 
 .PHONY: test-spark

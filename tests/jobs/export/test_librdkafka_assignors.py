@@ -4,9 +4,10 @@ cluster (`librdkafka_live`), against this project's plans: `range@librdkafka` an
 `cooperative-sticky@librdkafka` (librdkafka's own sticky assignor).
 
 Each case starts a fresh group, waits until every member holds a settled assignment, and
-compares it with the plan of the same group (member ids and instance ids as the consumers
-report them). Where a case has an owned-partitions step, members join one after another:
-each rebalance starts from what the earlier members own. The module runs the selected cases
+compares it with the plan of the same group: member ids and instance ids as the consumers
+report them, in the JoinGroup order the leader passed to its assignor (its debug log says).
+Where a case has an owned-partitions step, members join one after another: each rebalance
+starts from what the earlier members own. The module runs the selected cases
 one at a time (`outcomes`), and each test checks its case's outcome; the cooperative-sticky
 stories are `test_librdkafka_sticky_stories.py`, which another worker runs meanwhile.
 """
@@ -43,23 +44,15 @@ def outcomes(
     return run_cases(cluster, request)
 
 
-def _cases(names: list[str]) -> list[object]:
-    """A mix of static and dynamic members is ordered by JoinGroup arrival, which the
-    consumers' start order does not fix under load: those cases are `stories`."""
-    return [
-        pytest.param(n, marks=pytest.mark.stories) if n.startswith("mixed") else n for n in names
-    ]
-
-
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-@pytest.mark.parametrize("case", _cases(sorted(CASES)))
+@pytest.mark.parametrize("case", sorted(CASES))
 def test_fresh_group(outcomes: dict[Case, Steps | BaseException], strategy: str, case: str) -> None:
     [(spec, live)] = _steps(outcomes, (strategy, case, False))
     assert live == _expected(strategy, spec), spec
 
 
 @pytest.mark.parametrize("strategy", ["range", "roundrobin", "cooperative-sticky"])
-@pytest.mark.parametrize("case", _cases(["dynamic-equal", "dynamic-unequal", "mixed-equal"]))
+@pytest.mark.parametrize("case", ["dynamic-equal", "dynamic-unequal", "mixed-equal"])
 def test_joins_from_owned_partitions(
     outcomes: dict[Case, Steps | BaseException], strategy: str, case: str
 ) -> None:
