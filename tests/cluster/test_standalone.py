@@ -186,14 +186,36 @@ def exec_python() -> Path:
     return Path(value)
 
 
-def generate_estate(out: Path) -> None:
+@dataclass(frozen=True)
+class Planned:
+    """The estate both ways of shipping plan, and its local run's output (what either
+    cluster run must equal): planned once for the module."""
+
+    estate: Path
+    local: Path
+
+
+@pytest.fixture(scope="module")
+def planned(tmp_path_factory: pytest.TempPathFactory) -> Planned:
+    root = tmp_path_factory.mktemp("planned")
+    estate, local = root / "estate", root / "out-local"
     generator = [str(PROJECT_PY), "-m", "tools.sample_estate", "--groups", "40"]
     subprocess.run(
-        [*generator, "--bad-rows", "--out", str(out)],
+        [*generator, "--bad-rows", "--out", str(estate)],
         cwd=REPO,
         check=True,
         capture_output=True,
     )
+    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
+    command = [str(PROJECT_PY), "-m", "jobs.plan_assignments", "--input", str(estate)]
+    subprocess.run(
+        [*command, "--output", str(local), "--ds", DS],
+        cwd=REPO,
+        env={**env, "SPARK_LOCAL_IP": "127.0.0.1"},
+        check=True,
+        capture_output=True,
+    )
+    return Planned(estate, local)
 
 
 def test_worker_that_cannot_start_fails_with_its_log(tmp_path: Path, daemons: list[Daemon]) -> None:
@@ -215,14 +237,13 @@ def test_worker_that_cannot_start_fails_with_its_log(tmp_path: Path, daemons: li
 
 
 def test_job_on_a_standalone_cluster_equals_a_local_run(  # type: ignore[no-untyped-def]
-    spark, cluster: Cluster, exec_python: Path, tmp_path: Path
+    spark, cluster: Cluster, exec_python: Path, planned: Planned, tmp_path: Path
 ) -> None:
     not_installed = subprocess.run(
         [str(exec_python), "-c", "import assignors"], cwd=tmp_path, capture_output=True
     )
     assert not_installed.returncode != 0, "the executors' Python must not have the project"
-    estate = tmp_path / "estate"
-    generate_estate(estate)
+    estate = planned.estate
 
     # Only the entry script and the zip: nothing but --py-files can provide assignors/ and jobs/.
     app = tmp_path / "app"
@@ -267,16 +288,7 @@ def test_job_on_a_standalone_cluster_equals_a_local_run(  # type: ignore[no-unty
         work = cluster.tmp / "work" / worker.name
         assert list(work.glob("app-*/*/stderr")), f"{worker.name} ran no executor"
 
-    local = tmp_path / "out-local"
-    local_env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
-    command = [str(PROJECT_PY), "-m", "jobs.plan_assignments", "--input", str(estate)]
-    subprocess.run(
-        [*command, "--output", str(local), "--ds", DS],
-        cwd=REPO,
-        env={**local_env, "SPARK_LOCAL_IP": "127.0.0.1"},
-        check=True,
-        capture_output=True,
-    )
+    local = planned.local
     for table in TABLES:
         assert_df_equality(
             spark.read.parquet(str(out / table)),
@@ -292,26 +304,13 @@ def test_job_on_a_standalone_cluster_equals_a_local_run(  # type: ignore[no-unty
     assert f"core compiled 0/{cores['pure']}" in done.stdout + done.stderr
 
 
-def local_run(estate: Path, out: Path) -> None:
-    env = {k: v for k, v in os.environ.items() if not k.startswith("PYSPARK_")}
-    command = [str(PROJECT_PY), "-m", "jobs.plan_assignments", "--input", str(estate)]
-    subprocess.run(
-        [*command, "--output", str(out), "--ds", DS],
-        cwd=REPO,
-        env={**env, "SPARK_LOCAL_IP": "127.0.0.1"},
-        check=True,
-        capture_output=True,
-    )
-
-
 def test_executors_plan_with_the_compiled_core_of_the_shipped_environment(  # type: ignore[no-untyped-def]
-    spark, cluster: Cluster, exec_python: Path, tmp_path: Path
+    spark, cluster: Cluster, exec_python: Path, planned: Planned, tmp_path: Path
 ) -> None:
     archive = REPO / "dist" / "planner-env.tar.gz"
     if not archive.exists():
         pytest.fail("dist/planner-env.tar.gz is missing: run `make dist` (make test-cluster does)")
-    estate = tmp_path / "estate"
-    generate_estate(estate)
+    estate = planned.estate
 
     # The driver runs from a checkout of the sources (no compiled modules) on .venv-exec; the
     # executors' Python is the archive's, whose planner is this code with its compiled core:
@@ -348,8 +347,7 @@ def test_executors_plan_with_the_compiled_core_of_the_shipped_environment(  # ty
     assert cores["compiled"] >= 1
     assert f"core compiled {cores['compiled']}/{cores['compiled']}" in done.stdout + done.stderr
 
-    local = tmp_path / "out-local"
-    local_run(estate, local)
+    local = planned.local
     for table in TABLES:
         assert_df_equality(
             spark.read.parquet(str(out / table)),
