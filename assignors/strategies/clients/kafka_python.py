@@ -1,4 +1,5 @@
-"""kafka-python 3.0.12's assignors, as its group leader runs them (`range@kafka-python`, ...).
+"""kafka-python 3.0.12's assignors, as its group leader runs them (`range@kafka-python`, ...),
+and for `cooperative-sticky@kafka-python` the rounds as its members take them.
 
 Reimplemented over `GroupSpec` (kafka-python itself is not a dependency of the core); the
 differential tests run kafka-python's own classes on the same groups.
@@ -11,9 +12,10 @@ What kafka-python's leader sees, and how the spec stands for it:
   in that process's string-hash order): here sorted;
 * the cluster's topics (`ClusterMetadata.topics()`): the group's subscribed topics that exist,
   what a leader subscribed by topic list fetches metadata for;
-* a sticky member's previous assignment and generation in its user data; a kafka-python
-  member reports its assignment sorted by topic, then partition, and generation -1 when it has
-  none (`Member.generation` None).
+* a sticky member's previous assignment and generation in its user data, a cooperative-sticky
+  member's in its subscription (a kafka-python member sends version 1: owned partitions, no
+  generation); a kafka-python member reports its assignment sorted by topic, then partition,
+  and generation -1 when it has none (`Member.generation` None).
 
 Strings compare by code point (Python), not by UTF-16 unit (Java).
 """
@@ -555,8 +557,8 @@ def _cooperative_round(spec: GroupSpec) -> Assignment:
 
 
 def _members_take(spec: GroupSpec, out: Assignment) -> tuple[Assignment, GroupSpec, bool]:
-    """What kafka-python's members do with a round's assignment (`_on_join_complete`): what
-    each then holds, the group as it rejoins (each member reporting its assignor's last
+    """What kafka-python's members do with a round's assignment (`_on_join_complete_async`):
+    what each then holds, the group as it rejoins (each member reporting its assignor's last
     accepted assignment, without a generation: version 1), and whether some member requests
     the rejoin that starts the next round.
 
@@ -596,10 +598,10 @@ def _same(a: Assignment, b: Assignment) -> bool:
 class KafkaPythonCooperativeStickyAssignor:
     """kafka-python's `CooperativeStickyAssignor`: its KIP-54 sticky executor
     (`sticky@kafka-python`) over the owned partitions and generation of each member's
-    subscription (its own members send version 1, without a generation: -1), then its
-    cooperative step (`_cooperative_round`). `assign` is one round; `rebalance` runs rounds,
-    each member reporting what the last one gave it (without a generation, as kafka-python's
-    members rejoin), until no member revokes anything."""
+    subscription, then its cooperative step (`_cooperative_round`). COOPERATIVE only: a
+    kafka-python consumer refuses it next to an eager assignor. `assign` is one round;
+    `rebalance` runs the rounds as kafka-python's members take them (`_members_take`) until
+    none rejoins."""
 
     name: ClassVar[str] = "cooperative-sticky@kafka-python"
     kafka_name: ClassVar[str] = "cooperative-sticky"
