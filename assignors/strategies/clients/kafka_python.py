@@ -1,4 +1,5 @@
-"""kafka-python 3.0.12's assignors, as its group leader runs them (`range@kafka-python`, ...).
+"""kafka-python 3.0.12's assignors, as its group leader runs them (`range@kafka-python`, ...),
+and for `cooperative-sticky@kafka-python` the rounds as its members take them.
 
 Reimplemented over `GroupSpec` (kafka-python itself is not a dependency of the core); the
 differential tests run kafka-python's own classes on the same groups.
@@ -11,9 +12,10 @@ What kafka-python's leader sees, and how the spec stands for it:
   in that process's string-hash order): here sorted;
 * the cluster's topics (`ClusterMetadata.topics()`): the group's subscribed topics that exist,
   what a leader subscribed by topic list fetches metadata for;
-* a sticky member's previous assignment and generation in its user data; a kafka-python
-  member reports its assignment sorted by topic, then partition, and generation -1 when it has
-  none (`Member.generation` None).
+* a sticky member's previous assignment and generation in its user data, a cooperative-sticky
+  member's in its subscription (a kafka-python member sends version 1: owned partitions, no
+  generation); a kafka-python member reports its assignment sorted by topic, then partition,
+  and generation -1 when it has none (`Member.generation` None).
 
 Strings compare by code point (Python), not by UTF-16 unit (Java).
 """
@@ -27,7 +29,8 @@ from typing import ClassVar
 from mypy_extensions import mypyc_attr
 
 from assignors.model import Assignment, GroupSpec, Member, Rebalance, TopicPartition
-from assignors.protocol import EAGER_ONLY, RebalanceProtocol
+from assignors.ownership import MAX_ROUNDS, NO_GENERATION, next_round, received_rounds
+from assignors.protocol import COOPERATIVE_ONLY, EAGER_ONLY, RebalanceProtocol
 from assignors.strategies.clients import ClientAssignorFailure
 
 LIBRARY = "kafka-python"
@@ -487,6 +490,23 @@ def _score(assignment: dict[str, list[TopicPartition]]) -> int:
     return sum(abs(a - b) for i, a in enumerate(sizes) for b in sizes[i + 1 :])
 
 
+def _sticky_target(spec: GroupSpec, strategy: str) -> dict[str, list[TopicPartition]]:
+    """What kafka-python's `StickyAssignmentExecutor` assigns `spec`'s members, each member's
+    owned partitions and generation as `_Members` holds them (from the sticky user data, or
+    from the subscription for `cooperative-sticky`: the same shape)."""
+    members: _Members = {}
+    for m in spec.members:
+        generation = -1 if m.generation is None else m.generation
+        members[m.member_id] = (sorted(m.topics), sorted(set(m.owned)), generation)
+    executor = _StickyExecutor(spec, members)
+    try:
+        executor.initial()
+        executor.balance()
+    except _Broken as exc:
+        raise ClientAssignorFailure(LIBRARY, strategy, f"raises: {exc}; {RAISES}") from exc
+    return executor.current
+
+
 @mypyc_attr(native_class=False)
 class KafkaPythonStickyAssignor:
     """kafka-python's `StickyPartitionAssignor`: the older KIP-54 sticky algorithm (one
@@ -504,20 +524,110 @@ class KafkaPythonStickyAssignor:
     def assign(self, spec: GroupSpec) -> Assignment:
         if not spec.members:
             return {}
-        members: _Members = {}
-        for m in spec.members:
-            generation = -1 if m.generation is None else m.generation
-            members[m.member_id] = (sorted(m.topics), sorted(set(m.owned)), generation)
-        executor = _StickyExecutor(spec, members)
-        try:
-            executor.initial()
-            executor.balance()
-        except _Broken as exc:
-            raise ClientAssignorFailure(LIBRARY, "sticky", f"raises: {exc}; {RAISES}") from exc
-        return {m.member_id: sorted(executor.current.get(m.member_id, [])) for m in spec.members}
+        current = _sticky_target(spec, "sticky")
+        return {m.member_id: sorted(current.get(m.member_id, [])) for m in spec.members}
 
     def rebalance(self, spec: GroupSpec) -> Rebalance:
         return Rebalance(self.assign(spec))
 
 
-VARIANTS = (KafkaPythonRangeAssignor, KafkaPythonRoundRobinAssignor, KafkaPythonStickyAssignor)
+# --- cooperative-sticky ---------------------------------------------------------------------
+
+
+def _cooperative_round(spec: GroupSpec) -> Assignment:
+    """One JoinGroup round of kafka-python's `CooperativeStickyAssignor`: the sticky
+    executor's target, less every partition assigned to another member than its owner. The
+    owner is the last member in JoinGroup order that reports owning it, whatever the
+    generations (the executor itself goes by generation); a partition nobody reports owning
+    is assigned at once."""
+    if not spec.members:
+        return {}
+    target = _sticky_target(spec, "cooperative-sticky")
+    owner: dict[TopicPartition, str] = {}
+    for m in spec.members:
+        for tp in m.owned:
+            owner[tp] = m.member_id
+    out: Assignment = {}
+    for m in spec.members:
+        member_id = m.member_id
+        out[member_id] = sorted(
+            tp for tp in target.get(member_id, []) if owner.get(tp, member_id) == member_id
+        )
+    return out
+
+
+def _members_take(spec: GroupSpec, out: Assignment) -> tuple[Assignment, GroupSpec, bool]:
+    """What kafka-python's members do with a round's assignment (`_on_join_complete_async`):
+    what each then holds, the group as it rejoins (each member reporting its assignor's last
+    accepted assignment, without a generation: version 1), and whether some member requests
+    the rejoin that starts the next round.
+
+    A member given a partition of a topic it does not subscribe to rejects the whole
+    assignment (`assign_from_subscribed` raises ValueError): it keeps what it holds, reports
+    what it reported, and rejoins. Any other member takes its assignment and rejoins when it
+    lost a partition it holds; it holds none of the topics it no longer subscribes to (it
+    gave those up before it joined, though it still reported them as owned)."""
+    held: Assignment = {}
+    reported: Assignment = {}
+    rejoin = False
+    for m in spec.members:
+        given = out[m.member_id]
+        kept = [tp for tp in m.owned if tp[0] in m.topics]
+        if any(tp[0] not in m.topics for tp in given):
+            held[m.member_id] = sorted({tp for tp in kept if _partition_exists(spec, tp)})
+            reported[m.member_id] = list(m.owned)
+            rejoin = True
+            continue
+        held[m.member_id] = given
+        reported[m.member_id] = given
+        if not rejoin:
+            mine = set(given)
+            rejoin = any(tp not in mine for tp in kept)
+    return held, next_round(spec, reported, NO_GENERATION), rejoin
+
+
+def _partition_exists(spec: GroupSpec, tp: TopicPartition) -> bool:
+    return 0 <= tp[1] < spec.partition_count(tp[0])
+
+
+def _same(a: Assignment, b: Assignment) -> bool:
+    return a.keys() == b.keys() and all(set(a[m]) == set(b[m]) for m in a)
+
+
+@mypyc_attr(native_class=False)
+class KafkaPythonCooperativeStickyAssignor:
+    """kafka-python's `CooperativeStickyAssignor`: its KIP-54 sticky executor
+    (`sticky@kafka-python`) over the owned partitions and generation of each member's
+    subscription, then its cooperative step (`_cooperative_round`). COOPERATIVE only: a
+    kafka-python consumer refuses it next to an eager assignor. `assign` is one round;
+    `rebalance` runs the rounds as kafka-python's members take them (`_members_take`) until
+    none rejoins."""
+
+    name: ClassVar[str] = "cooperative-sticky@kafka-python"
+    kafka_name: ClassVar[str] = "cooperative-sticky"
+    library: ClassVar[str] = LIBRARY
+    supported_protocols: ClassVar[tuple[RebalanceProtocol, ...]] = COOPERATIVE_ONLY
+    stateless: ClassVar[bool] = False
+    balances_load: ClassVar[bool] = False
+
+    def assign(self, spec: GroupSpec) -> Assignment:
+        return _cooperative_round(spec)
+
+    def rebalance(self, spec: GroupSpec) -> Rebalance:
+        # A round whose members hold what they held after the round before is not counted.
+        history: list[Assignment] = []
+        for _ in range(MAX_ROUNDS):
+            held, spec, rejoin = _members_take(spec, _cooperative_round(spec))
+            if not history or not _same(held, history[-1]):
+                history.append(held)
+            if not rejoin:
+                break
+        return Rebalance(history[-1], received_rounds(history), len(history))
+
+
+VARIANTS = (
+    KafkaPythonRangeAssignor,
+    KafkaPythonRoundRobinAssignor,
+    KafkaPythonStickyAssignor,
+    KafkaPythonCooperativeStickyAssignor,
+)

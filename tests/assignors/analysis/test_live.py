@@ -78,7 +78,10 @@ def test_members_naming_different_libraries_are_planned_as_java_with_a_warning()
 def test_the_variant_is_the_librarys_where_it_has_one_else_javas() -> None:
     assert library_variant("range", "kafka-python") == "range@kafka-python"
     assert library_variant("roundrobin", "librdkafka") == "roundrobin@librdkafka"
-    assert library_variant("cooperative-sticky", "kafka-python") == "cooperative-sticky"
+    assert (
+        library_variant("cooperative-sticky", "kafka-python") == "cooperative-sticky@kafka-python"
+    )
+    assert library_variant("sticky", "librdkafka") == "sticky"
     assert library_variant("range", "sarama") == "range"
     assert library_variant("pkg.mod:Custom", "kafka-python") == "pkg.mod:Custom"
 

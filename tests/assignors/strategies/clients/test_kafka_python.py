@@ -1,12 +1,15 @@
-"""`range@kafka-python`, `roundrobin@kafka-python`, `sticky@kafka-python` give exactly what
-kafka-python's own assignors (3.0.12, run here in process) give on the same groups, and
-report where kafka-python's leader fails."""
+"""`range@kafka-python`, `roundrobin@kafka-python`, `sticky@kafka-python` and
+`cooperative-sticky@kafka-python` give exactly what kafka-python's own assignors (3.0.12, run
+here in process) give on the same groups, and report where kafka-python's leader fails;
+`cooperative-sticky@kafka-python`'s rounds are those of kafka-python's members (their own
+subscription state and assignor, rejoining until none revokes anything)."""
 
 from __future__ import annotations
 
 import itertools
 import random
 import types
+from collections import Counter, defaultdict
 from collections.abc import Iterable, Iterator
 from typing import Any
 
@@ -20,28 +23,41 @@ from assignors.catalog.registry import (
     get_assignor,
 )
 from assignors.model import Assignment, GroupSpec, Member, TopicMetadata, TopicPartition
+from assignors.ownership import received_rounds
 from assignors.planner import plan_group
 from assignors.problems import WARNING, Reason
+from assignors.protocol import COOPERATIVE_ONLY, EAGER_AND_COOPERATIVE
 from assignors.strategies.clients import ClientAssignorFailure
 from assignors.strategies.clients.kafka_python import (
+    KafkaPythonCooperativeStickyAssignor,
     KafkaPythonRangeAssignor,
     KafkaPythonRoundRobinAssignor,
     KafkaPythonStickyAssignor,
 )
 from assignors.strategies.range import RangeAssignor
 from assignors.strategies.roundrobin import RoundRobinAssignor
-from assignors.strategies.sticky.assignor import StickyAssignor
+from assignors.strategies.sticky.assignor import CooperativeStickyAssignor, StickyAssignor
 
 kafka = pytest.importorskip("kafka")
+from kafka.consumer.subscription_state import SubscriptionState  # noqa: E402
+from kafka.coordinator.assignors import cooperative_sticky as kp_cooperative  # noqa: E402
 from kafka.coordinator.assignors import roundrobin as kp_roundrobin  # noqa: E402
+from kafka.coordinator.assignors.abstract import RebalanceProtocol as KpProtocol  # noqa: E402
 from kafka.coordinator.assignors.range import RangePartitionAssignor  # noqa: E402
 from kafka.coordinator.assignors.roundrobin import RoundRobinPartitionAssignor  # noqa: E402
 from kafka.coordinator.assignors.sticky import partition_movements  # noqa: E402
 from kafka.coordinator.assignors.sticky import sticky_assignor as kp_sticky  # noqa: E402
+from kafka.coordinator.consumer import ConsumerCoordinator  # noqa: E402
+from kafka.errors import KafkaConfigurationError  # noqa: E402
 from kafka.protocol.consumer import JoinGroupResponse  # noqa: E402
+from kafka.protocol.consumer.metadata import (  # noqa: E402
+    ConsumerProtocolAssignment,
+    ConsumerProtocolSubscription,
+)
 from kafka.structs import TopicPartition as KafkaTopicPartition  # noqa: E402
 
 JoinMember = JoinGroupResponse.JoinGroupResponseMember
+KpCoop = kp_cooperative.CooperativeStickyAssignor
 
 
 class FakeCluster:
@@ -331,6 +347,405 @@ def test_sticky_same_generation_double_claim_keeps_the_first_claimant() -> None:
     assert tps(StickyAssignor().assign(spec)) == {"c1": ["t-1"], "c2": ["t-2"], "c3": ["t-0"]}
 
 
+# --- cooperative-sticky ---
+
+
+def cooperative_subscription(m: Member) -> Any:
+    """What kafka-python's leader decodes of `m`'s JoinGroup metadata. A kafka-python member
+    sends its assignor's version 1 subscription: its last assignment as owned partitions and
+    no generation. A member that reports a generation sends version 2 (a Java or librdkafka
+    member in a group that a kafka-python member leads)."""
+    owned = sorted(set(m.owned))
+    if m.generation is None:
+        sub = member_assignor(m).metadata(set(m.topics))
+    else:
+        by_topic: dict[str, list[int]] = defaultdict(list)
+        for t, p in owned:
+            by_topic[t].append(p)
+        sub = ConsumerProtocolSubscription(
+            version=2,
+            topics=sorted(m.topics),
+            user_data=b"",
+            owned_partitions=[
+                ConsumerProtocolSubscription.TopicPartition(topic=t, partitions=ps)
+                for t, ps in by_topic.items()
+            ],
+            generation_id=m.generation,
+        )
+    return ConsumerProtocolSubscription.decode(sub.encode())
+
+
+def member_assignor(m: Member) -> Any:
+    """A kafka-python member's `CooperativeStickyAssignor`, last assigned what `m` owns."""
+    assignor = KpCoop()
+    if m.owned:
+        assignor.member_assignment = [KafkaTopicPartition(t, p) for t, p in sorted(set(m.owned))]
+    return assignor
+
+
+def kafka_python_cooperative_leader(spec: GroupSpec, subscriptions: dict[str, Any]) -> Any:
+    members = [
+        JoinMember(
+            member_id=m.member_id,
+            group_instance_id=m.group_instance_id,
+            metadata=subscriptions[m.member_id],
+        )
+        for m in spec.members
+    ]
+    return KpCoop().assign(FakeCluster(spec), members)
+
+
+def kafka_python_cooperative(spec: GroupSpec) -> Assignment | str:
+    """One round: what kafka-python's leader assigns, or the name of what it raises."""
+    subscriptions = {m.member_id: cooperative_subscription(m) for m in spec.members}
+    try:
+        result = kafka_python_cooperative_leader(spec, subscriptions)
+    except Exception as exc:
+        return type(exc).__name__
+    return {
+        member_id: sorted((tp.topic, tp.partition) for tp in a.partitions())
+        for member_id, a in result.items()
+    }
+
+
+def kafka_python_cooperative_rounds(spec: GroupSpec, cap: int = 16) -> list[Assignment] | str:
+    """The whole rebalance of a kafka-python group: what the members hold after each round
+    (a round whose holdings repeat the round before's not listed), or the name of what the
+    leader raises, or "spins" when members still rejoin after `cap` rounds.
+
+    Each member is kafka-python's own: a `SubscriptionState` holding what it owns of the
+    topics it subscribes to (what `_on_join_prepare_async` leaves it), and its assignor,
+    whose `metadata` is its next subscription. It takes an assignment as
+    `_on_join_complete_async` does: `assign_from_subscribed` (which rejects an assignment
+    with a partition of a topic it does not subscribe to), then `on_assignment`; it rejoins
+    when it was rejected or revoked something."""
+    states: dict[str, SubscriptionState] = {}
+    assignors: dict[str, Any] = {}
+    subscriptions: dict[str, Any] = {}
+    for m in spec.members:
+        state = SubscriptionState()
+        state.subscribe(topics=sorted(m.topics))
+        state.assign_from_subscribed(
+            sorted(KafkaTopicPartition(t, p) for t, p in set(m.owned) if t in m.topics)
+        )
+        states[m.member_id] = state
+        assignors[m.member_id] = member_assignor(m)
+        subscriptions[m.member_id] = cooperative_subscription(m)
+    history: list[Assignment] = []
+    for generation in range(1, cap + 1):
+        try:
+            result = kafka_python_cooperative_leader(spec, subscriptions)
+        except Exception as exc:
+            return type(exc).__name__
+        rejoin = False
+        for m in spec.members:
+            state, assignor = states[m.member_id], assignors[m.member_id]
+            assignment = ConsumerProtocolAssignment.decode(result[m.member_id].encode())
+            new = set(assignment.partitions())
+            owned = set(state.assigned_partitions())
+            try:
+                state.assign_from_subscribed(sorted(new))
+            except ValueError:
+                rejoin = True
+            else:
+                assignor.on_assignment(assignment, generation)
+                rejoin = rejoin or bool(owned - new)
+            metadata = assignor.metadata(set(m.topics))
+            subscriptions[m.member_id] = ConsumerProtocolSubscription.decode(metadata.encode())
+        held = {
+            m.member_id: sorted(
+                (tp.topic, tp.partition)
+                for tp in states[m.member_id].assigned_partitions()
+                if tp.partition < spec.partition_count(tp.topic)
+            )
+            for m in spec.members
+        }
+        if not history or held != history[-1]:
+            history.append(held)
+        if not rejoin:
+            return history
+    return "spins"
+
+
+def random_cooperative_group(rng: random.Random, kind: str) -> GroupSpec:
+    """`random_group`, owning as `kind` says: "fresh" (nothing), "kafka-python" (what
+    kafka-python members report: no generation; the same partition claimed twice, by a
+    member that lost its membership, or of a topic a member left), "generations" (members
+    that report generations, 0 and ties included, next to ones that report none; now and
+    then a partition that no longer exists)."""
+    spec = random_group(rng, kind != "fresh")
+    if kind == "fresh":
+        return spec
+    members = []
+    for m in spec.members:
+        owned = m.owned
+        if kind == "kafka-python":
+            generation = None
+        else:
+            generation = rng.choice([None, None, 0, 1, 2, 2, 3])
+            if owned and rng.random() < 0.1:
+                owned = (*owned, (owned[0][0], 99))
+        members.append(m.owning(owned, generation) if owned or generation is not None else m)
+    return GroupSpec(spec.group_id, tuple(members), spec.topics)
+
+
+COOPERATIVE = KafkaPythonCooperativeStickyAssignor()
+
+
+def subscribed_partitions(spec: GroupSpec) -> set[TopicPartition]:
+    return {(t, p) for m in spec.members for t in m.topics for p in range(spec.partition_count(t))}
+
+
+@pytest.mark.parametrize("kind", ["fresh", "kafka-python", "generations"])
+def test_cooperative_sticky_equals_kafka_python_on_random_groups(kind: str) -> None:
+    rng = random.Random(f"cooperative-sticky/{kind}")
+    outcomes: Counter[str] = Counter()
+    for _ in range(400):
+        spec = random_cooperative_group(rng, kind)
+        expected = kafka_python_cooperative(spec)
+        got = variant("cooperative-sticky", spec)
+        if isinstance(expected, str):
+            assert isinstance(got, str), (spec, expected, got)
+            assert got.startswith("raises"), (spec, expected, got)
+            assert f" {expected}" in got, (spec, expected, got)
+            with pytest.raises(ClientAssignorFailure, match=f" {expected}"):
+                COOPERATIVE.rebalance(spec)
+            outcomes[expected] += 1
+            continue
+        assert got == expected, spec
+        rounds = kafka_python_cooperative_rounds(spec)
+        assert isinstance(rounds, list), (spec, rounds)
+        rebalance = COOPERATIVE.rebalance(spec)
+        assert rebalance.assignment == rounds[-1], spec
+        assert rebalance.rounds == len(rounds), spec
+        assert rebalance.received_round == received_rounds(rounds), spec
+        outcomes["ok"] += 1
+        outcomes[f"rounds={len(rounds)}"] += 1
+        if any(t not in m.topics for m in spec.members for t, _ in got[m.member_id]):
+            outcomes["rejected"] += 1
+        subscribed = subscribed_partitions(spec)
+        if subscribed - {tp for tps in rounds[-1].values() for tp in tps}:
+            outcomes["stranded"] += 1
+        java = CooperativeStickyAssignor().rebalance(spec)
+        assert subscribed == {tp for tps in java.assignment.values() for tp in tps}, spec
+        if {m: sorted(t) for m, t in java.assignment.items()} != rebalance.assignment:
+            outcomes["settles unlike Java"] += 1
+        if kind == "fresh":
+            assert {m: sorted(t) for m, t in java.assignment.items()} == got, spec
+            assert rebalance.rounds == java.rounds == 1, spec
+    assert outcomes["ok"] > 350, outcomes
+    if kind != "fresh":
+        assert outcomes["rounds=2"] > 100, outcomes
+        assert outcomes["settles unlike Java"] > 100, outcomes
+    if kind == "kafka-python":
+        # no generations: kafka-python's executor never moves a partition back to an older
+        # claimant, the one move that can fail or go to a member not subscribed to it
+        assert outcomes["ok"] == 400, outcomes
+        assert outcomes["rejected"] == 0, outcomes
+        assert outcomes["stranded"] > 0, outcomes
+    if kind == "generations":
+        # a member given a partition of a topic it left (moved back to it as its previous
+        # owner) rejects its assignment; the executor's KeyError is rarer (a test below)
+        assert outcomes["rejected"] > 0, outcomes
+
+
+def test_cooperative_sticky_members_send_no_generation() -> None:
+    # kafka-python's own members: version 1, owned partitions, no generation
+    assignor = KpCoop()
+    assignor.member_assignment = [KafkaTopicPartition("t", 1), KafkaTopicPartition("t", 0)]
+    sent = ConsumerProtocolSubscription.decode(assignor.metadata({"t"}).encode())
+    assert sent.version == 1
+    assert sent.generation_id == -1
+    assert KpCoop.parse_member_metadata(sent).partitions == [
+        KafkaTopicPartition("t", 0),
+        KafkaTopicPartition("t", 1),
+    ]
+
+
+def test_cooperative_sticky_runs_only_the_cooperative_protocol() -> None:
+    assert KafkaPythonCooperativeStickyAssignor.supported_protocols == COOPERATIVE_ONLY
+    assert KpCoop().supported_protocols() == [KpProtocol.COOPERATIVE]
+    assert CooperativeStickyAssignor.supported_protocols == EAGER_AND_COOPERATIVE
+    # a kafka-python consumer refuses cooperative-sticky next to an eager assignor, where a
+    # Java consumer runs both eagerly
+    consumer = types.SimpleNamespace(
+        _assignors={"cooperative-sticky": KpCoop(), "range": RangePartitionAssignor()}
+    )
+    with pytest.raises(KafkaConfigurationError, match="do not support a common"):
+        ConsumerCoordinator._validate_rebalance_protocol(consumer)
+
+
+def test_cooperative_sticky_fresh_group_is_java() -> None:
+    spec = GroupSpec("g", (Member("c1", frozenset(T1T2)), Member("c2", frozenset(T1T2))), T1T2)
+    got = COOPERATIVE.rebalance(spec)
+    assert got.assignment == kafka_python_cooperative(spec)
+    assert tps(got.assignment) == {"c1": ["t1-0", "t1-2", "t2-1"], "c2": ["t1-1", "t2-0", "t2-2"]}
+    java = CooperativeStickyAssignor().rebalance(spec)
+    assert {m: sorted(t) for m, t in java.assignment.items()} == got.assignment
+    assert got.rounds == java.rounds == 1
+
+
+def test_cooperative_sticky_rebalance_differs_from_java() -> None:
+    # sticky@kafka-python's example: the same target, reached in two rounds
+    topics = {"t1": TopicMetadata("t1", 3), "t2": TopicMetadata("t2", 4)}
+    subs = frozenset(topics)
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", subs, owned=(("t1", 0), ("t1", 2), ("t2", 1), ("t2", 3))),
+            Member("c2", subs, owned=(("t1", 1), ("t2", 0), ("t2", 2))),
+            Member("c3", subs),
+            Member("c4", subs),
+        ),
+        topics,
+    )
+    first = COOPERATIVE.assign(spec)
+    assert first == kafka_python_cooperative(spec)
+    assert tps(first) == {"c1": ["t1-0", "t1-2"], "c2": ["t1-1", "t2-0"], "c3": [], "c4": []}
+    got = COOPERATIVE.rebalance(spec)
+    assert [got.assignment] == kafka_python_cooperative_rounds(spec)[-1:]
+    assert tps(got.assignment) == {
+        "c1": ["t1-0", "t1-2"],
+        "c2": ["t1-1", "t2-0"],
+        "c3": ["t2-1", "t2-3"],
+        "c4": ["t2-2"],
+    }
+    assert got.rounds == 2
+    java = CooperativeStickyAssignor().rebalance(spec)
+    assert tps(java.assignment) == {
+        "c1": ["t1-0", "t2-1"],
+        "c2": ["t1-1", "t2-0"],
+        "c3": ["t1-2", "t2-3"],
+        "c4": ["t2-2"],
+    }
+
+
+AB = {"a": TopicMetadata("a", 1), "b": TopicMetadata("b", 1)}
+
+
+def test_cooperative_sticky_gives_a_partition_claimed_twice_to_its_last_claimant_at_once() -> None:
+    # c1 and c2 both report a-0 (no generation: kafka-python members; one of them lost its
+    # membership and still reports its last assignment). The executor keeps it with c1, the
+    # first claimant, then moves it to c2; the cooperative step sees c2, the last claimant,
+    # as its owner: c2 gets it in the first round while c1 still holds it.
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", frozenset(AB), owned=(("a", 0),)),
+            Member("c2", frozenset({"a"}), owned=(("a", 0),)),
+        ),
+        AB,
+    )
+    assert COOPERATIVE.assign(spec) == kafka_python_cooperative(spec)
+    assert tps(COOPERATIVE.assign(spec)) == {"c1": ["b-0"], "c2": ["a-0"]}
+    got = COOPERATIVE.rebalance(spec)
+    assert [got.assignment] == kafka_python_cooperative_rounds(spec)
+    assert got.rounds == 1
+    # Java invalidates a partition claimed twice at one generation and withholds it a round
+    assert tps(CooperativeStickyAssignor().assign(spec)) == {"c1": ["b-0"], "c2": []}
+    assert CooperativeStickyAssignor().rebalance(spec).rounds == 2
+
+
+def test_cooperative_sticky_gives_a_stale_claimant_its_partition_at_once() -> None:
+    # c1 owns t-0, t-1 at generation 2; c2 still reports t-0 from generation 1. The executor
+    # moves t-0 back to c2, its previous owner; the cooperative step takes c2, the last
+    # claimant, for its owner, whatever the generations: c2 consumes t-0 at once.
+    topics = {"t": TopicMetadata("t", 2)}
+    subs = frozenset(topics)
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", subs, owned=(("t", 0), ("t", 1)), generation=2),
+            Member("c2", subs, owned=(("t", 0),), generation=1),
+        ),
+        topics,
+    )
+    assert COOPERATIVE.assign(spec) == kafka_python_cooperative(spec)
+    got = COOPERATIVE.rebalance(spec)
+    assert [got.assignment] == kafka_python_cooperative_rounds(spec)
+    assert tps(got.assignment) == {"c1": ["t-1"], "c2": ["t-0"]}
+    assert got.rounds == 1
+    java = CooperativeStickyAssignor()
+    assert tps(java.assign(spec)) == {"c1": ["t-0"], "c2": []}
+    assert tps(java.rebalance(spec).assignment) == {"c1": ["t-0"], "c2": ["t-1"]}
+
+
+def test_cooperative_sticky_leaves_a_topics_partitions_a_member_left_unassigned() -> None:
+    # c2 left topic a and still reports a-1 (a kafka-python member revokes such partitions
+    # before it joins, but its assignor's last assignment still lists them). The leader
+    # withholds a-1 from c1 as c2's; nobody lost a partition it subscribes to, so nobody
+    # rejoins: the group settles with a-1 unassigned.
+    topics = {"a": TopicMetadata("a", 2), "b": TopicMetadata("b", 1)}
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", frozenset({"a"}), owned=(("a", 0),)),
+            Member("c2", frozenset({"b"}), owned=(("a", 1),)),
+        ),
+        topics,
+    )
+    got = COOPERATIVE.rebalance(spec)
+    assert [got.assignment] == kafka_python_cooperative_rounds(spec)
+    assert tps(got.assignment) == {"c1": ["a-0"], "c2": ["b-0"]}
+    assert got.rounds == 1
+    java = CooperativeStickyAssignor().rebalance(spec)
+    assert tps(java.assignment) == {"c1": ["a-0", "a-1"], "c2": ["b-0"]}
+
+
+def test_cooperative_sticky_assigns_a_partition_to_a_member_not_subscribed_to_it() -> None:
+    # c3 left topic a and reports a-0 from generation 1, c1 owns it at generation 2: the
+    # executor moves a-0 back to c3, its previous owner, without asking whether c3 may take
+    # it. c3 rejects its whole assignment (`assign_from_subscribed` raises ValueError) and
+    # rejoins; in the next round it reports a-0 still, and a-0 is withheld from c2 as c3's:
+    # the group settles with a-0 unassigned.
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", frozenset(AB), owned=(("a", 0), ("b", 0)), generation=2),
+            Member("c2", frozenset(AB)),
+            Member("c3", frozenset({"b"}), owned=(("a", 0),), generation=1),
+        ),
+        AB,
+    )
+    first = COOPERATIVE.assign(spec)
+    assert first == kafka_python_cooperative(spec)
+    assert tps(first) == {"c1": ["b-0"], "c2": [], "c3": ["a-0"]}
+    got = COOPERATIVE.rebalance(spec)
+    assert [got.assignment] == kafka_python_cooperative_rounds(spec)
+    assert tps(got.assignment) == {"c1": ["b-0"], "c2": [], "c3": []}
+    java = CooperativeStickyAssignor().rebalance(spec)
+    assert tps(java.assignment) == {"c1": ["b-0"], "c2": ["a-0"], "c3": []}
+
+
+def test_cooperative_sticky_raises_where_a_previous_owner_cannot_take_its_partition() -> None:
+    # b-0's owner is c2 (generation 1), its previous owner c1 (no generation), which left
+    # topic b and holds all it can get (a-0): the executor moves b-0 back to c1, which is not
+    # in its sorted set of consumers, and raises KeyError.
+    topics = {"a": TopicMetadata("a", 1), "b": TopicMetadata("b", 2)}
+    spec = GroupSpec(
+        "g",
+        (
+            Member("c1", frozenset({"a"}), owned=(("b", 0),)),
+            Member("c2", frozenset({"b"}), owned=(("b", 0), ("b", 1)), generation=1),
+            Member("c3", frozenset({"b"})),
+        ),
+        topics,
+    )
+    assert kafka_python_cooperative(spec) == "KeyError"
+    with pytest.raises(ClientAssignorFailure, match=r"raises: SortedSet\.remove raises KeyError"):
+        COOPERATIVE.rebalance(spec)
+    catalog = StrategyCatalog.build(["cooperative-sticky", "cooperative-sticky@kafka-python"])
+    plan = plan_group(spec, catalog, False)
+    assert [p.strategy for p in plan.plans] == ["cooperative-sticky"]
+    [problem] = plan.problems
+    assert (problem.severity, problem.reason, problem.strategy) == (
+        WARNING,
+        Reason.CLIENT_ASSIGNOR_FAILED,
+        "cooperative-sticky@kafka-python",
+    )
+    assert "kafka-python's cooperative-sticky assignor raises: SortedSet" in problem.detail
+
+
 # --- names and the planner ---
 
 
@@ -339,11 +754,18 @@ def test_names_resolve() -> None:
         "range@kafka-python",
         "roundrobin@kafka-python",
         "sticky@kafka-python",
+        "cooperative-sticky@kafka-python",
         "range@librdkafka",
         "roundrobin@librdkafka",
         "cooperative-sticky@librdkafka",
     ]
     assert type(get_assignor("range@kafka-python")) is KafkaPythonRangeAssignor
+    assert (
+        type(
+            get_assignor("org.apache.kafka.clients.consumer.CooperativeStickyAssignor@kafka-python")
+        )
+        is KafkaPythonCooperativeStickyAssignor
+    )
     assert type(get_assignor(" org.apache.kafka.clients.consumer.RangeAssignor@kafka-python "))
     assert type(get_assignor("roundrobin@java")) is RoundRobinAssignor
     assert canonical_name("sticky@java") == "sticky"
@@ -357,7 +779,7 @@ def test_names_resolve() -> None:
             "range@kafka-go",
             r"unknown client library 'kafka-go'.*known: java, kafka-python, librdkafka",
         ),
-        ("cooperative-sticky@kafka-python", r"has no kafka-python variant.*range@kafka-python"),
+        ("uniform@kafka-python", r"has no kafka-python variant.*range@kafka-python"),
         ("uniform@librdkafka", r"has no librdkafka variant"),
         ("sticky@librdkafka", r"has no librdkafka variant"),
         ("nosuch@kafka-python", r"has no kafka-python variant"),
