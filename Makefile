@@ -141,7 +141,7 @@ COMPILED_PYTEST := PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest
 
 .PHONY: test-main
 test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's and the live stories: unit, Spark, end to end, live brokers, in parallel
-	$(COMPILED_PYTEST) $(XDIST) --durations=10 -m "not cluster and not stories"
+	$(COMPILED_PYTEST) $(XDIST) --durations=10 --junitxml=build/junit-main.xml -m "not cluster and not stories"
 
 # Multi-round cooperative rebalances of real librdkafka consumers: on a quiet machine they
 # settle on the variant's plan; under load a member's rejoin can fall between rounds.
