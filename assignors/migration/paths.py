@@ -28,16 +28,31 @@ partition under an eager strategy, what is revoked from live members and what a 
 member held under a cooperative one (and under the broker's assignors). The bounce starts
 from `current_assignment` when members own partitions there, else from the plan of the
 strategy the group runs.
+
+Look-alike groups share their bounce costs (`memo`, `assignors.whatif.lookalike.BounceMemo`):
+the built-in assignors read names only through their order, so a group whose members and
+topics are shaped like another's (`GroupShape`, over the assignment the bounce starts from)
+and whose bounce restarts the same members (by rank in member order) in the same order, under
+the same assignors, from the same strategy and with the members listed in the same order, has
+the same costs. Only the numbers are kept; every row and its texts are the group's own. Not
+shared: a group whose names could sort differently in Java and in Python, a plugin's bounce,
+and a bounce that raised.
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from typing import Final
 
 from assignors import progress
 from assignors.catalog.catalog import StrategyCatalog
-from assignors.catalog.registry import ELECTED, Assignor, UnknownStrategyError, get_assignor
+from assignors.catalog.registry import (
+    ELECTED,
+    Assignor,
+    UnknownStrategyError,
+    is_builtin_factory,
+    resolve,
+)
 from assignors.inputs.patterns.resolver import re2j_refusal
 from assignors.migration.conditions import (
     ASSIGNMENT_USER_DATA,
@@ -54,6 +69,7 @@ from assignors.model import CONSUMER, Assignment, GroupSpec, Member, java_sorted
 from assignors.planner import GroupPlan
 from assignors.protocol import is_cooperative
 from assignors.racks import sticky_rack_aware
+from assignors.whatif.lookalike import BounceMemo, GroupShape
 from assignors.whatif.simulation import ScenarioCost, _Simulator, _State
 
 CLASSIC_TO_CONSUMER: Final = "classic_to_consumer"
@@ -178,15 +194,76 @@ def start_assignment(spec: GroupSpec, plan: GroupPlan, strategy: str | None) -> 
     return {m.member_id: [] for m in spec.members}
 
 
-def _assignor(catalog: StrategyCatalog, name: str) -> Assignor | None:
+Factory = Callable[[], Assignor]
+
+
+def _built(catalog: StrategyCatalog, name: str) -> tuple[Assignor | None, Factory | None]:
+    """A fresh assignor for `name` and the factory that built it; (None, None) when unknown."""
     try:
-        return catalog.elected_strategy(name).factory()
+        factory = catalog.elected_strategy(name).factory
+        return factory(), factory
     except KeyError:
         pass
     try:
-        return get_assignor(name)
+        factory = resolve(name)[1]
+        return factory(), factory
     except UnknownStrategyError:
-        return None
+        return None, None
+
+
+def _assignor(catalog: StrategyCatalog, name: str) -> Assignor | None:
+    return _built(catalog, name)[0]
+
+
+class _Alike:
+    """What keys a group's bounce costs in `memo` besides each path's own label (the module
+    docstring): its shape, each member's rank in member order, and the members' input order
+    as ranks (the order the simulation hands them to the assignor in)."""
+
+    __slots__ = ("memo", "order", "rank", "shape")
+
+    def __init__(
+        self, memo: BounceMemo, shape: GroupShape, rank: dict[str, int], order: list[int]
+    ) -> None:
+        self.memo = memo
+        self.shape = shape
+        self.rank = rank
+        self.order = order
+
+    @staticmethod
+    def of(spec: GroupSpec, memo: BounceMemo) -> _Alike | None:
+        """None when the group must not be memoised: a name could sort differently in Java
+        and in Python, or two members share an id (not an input the planner builds)."""
+        shape = GroupShape.of(spec)
+        if shape is None:
+            return None
+        rank = {m.member_id: k for k, m in enumerate(shape.ordered)}
+        if len(rank) != len(spec.members):
+            return None
+        return _Alike(memo, shape, rank, [rank[m.member_id] for m in spec.members])
+
+    def key(
+        self,
+        path: str,
+        factories: tuple[Factory | None, ...],
+        label: tuple[object, ...],
+        to_bounce: Sequence[str],
+        start: Assignment,
+    ) -> tuple[object, ...] | None:
+        """The key of one path's costs: its built-in assignors' factories (a plugin's bounce
+        is never memoised, None), and the digest of the shape over `start` with `label`, the
+        order the members are listed in and the members restarted, in order, as ranks."""
+        for factory in factories:
+            if factory is not None and not is_builtin_factory(factory):
+                return None
+        restarts = []
+        for mid in to_bounce:
+            k = self.rank.get(mid)
+            if k is None:
+                return None
+            restarts.append(k)
+        digest = self.shape.digest(repr((path, label, self.order, restarts)), start)
+        return None if digest is None else (path, factories, digest)
 
 
 def _re2j_members(patterns: Mapping[str, str], members: Iterable[str]) -> list[str]:
@@ -214,6 +291,7 @@ def group_migrations(
     patterns: Mapping[str, str] | None = None,
     max_members: int | None = None,
     max_partitions: int | None = None,
+    memo: BounceMemo | None = None,
 ) -> list[MigrationRow]:
     """The `migrations` rows of a planned group: none for a `consumer` group whose members all
     use the consumer protocol.
@@ -221,7 +299,8 @@ def group_migrations(
     `user_data`: the members whose assignment carries user data
     (`subscriptions.assignment_user_data`); `patterns`: member -> its `topic_pattern`;
     `max_members`, `max_partitions`: above either the bounce costs are null (the what-if's
-    `scenario_max_members` and `scenario_max_partitions`)."""
+    `scenario_max_members` and `scenario_max_partitions`). With a `memo`, a bounce shaped like
+    one costed before takes its costs (the same rows, the module docstring)."""
     patterns = {} if patterns is None else patterns
     mixed = bool(spec.classic_members)
     if spec.group_protocol == CONSUMER and not mixed:
@@ -238,15 +317,18 @@ def group_migrations(
     costed = (max_members is None or len(spec.members) <= max_members) and (
         max_partitions is None or partitions <= max_partitions
     )
+    alike = _Alike.of(spec, memo) if memo is not None and costed else None
     rows = [
         _classic_to_consumer(
-            spec, plan, catalog, settings, strategy, to_bounce, user_data, patterns, costed
+            spec, plan, catalog, settings, strategy, to_bounce, user_data, patterns, costed, alike
         )
     ]
     if not mixed and strategy is not None:
         old = _assignor(catalog, strategy)
         if old is not None and not is_cooperative(old):
-            rows.extend(_eager_to_cooperative(spec, plan, catalog, strategy, to_bounce, costed))
+            rows.extend(
+                _eager_to_cooperative(spec, plan, catalog, strategy, to_bounce, costed, alike)
+            )
     return rows
 
 
@@ -260,6 +342,7 @@ def _classic_to_consumer(
     user_data: frozenset[str],
     patterns: Mapping[str, str],
     costed: bool,
+    alike: _Alike | None,
 ) -> MigrationRow:
     mixed = bool(spec.classic_members)
     if mixed:
@@ -297,8 +380,8 @@ def _classic_to_consumer(
         "steps": len(to_bounce),
         "detail": "",
     }
-    target = _assignor(catalog, landing)
-    old = None if strategy is None else _assignor(catalog, strategy)
+    target, target_factory = _built(catalog, landing)
+    old, old_factory = (None, None) if strategy is None else _built(catalog, strategy)
     parts = []
     if mixed:
         parts.append(
@@ -309,31 +392,55 @@ def _classic_to_consumer(
         parts.append("bounce not costed")
     else:
         start = start_assignment(spec, plan, strategy)
-        landing_sim = _simulator(spec, target, start, True)
-        converted = _Bounce(spec, start)
-        converted.begin(landing_sim)
-        state = converted.state
-        assert state is not None
-        _, conversion = landing_sim.step(state, state.owning())
-        row["moved_at_conversion"] = conversion.moved
-        bounce = BounceCost()
-        leave = landing_sim
-        if old is not None and not mixed:
-            leave = _simulator(spec, old, start, is_cooperative(old))
-        walk = _Bounce(spec, start)
-        for mid in to_bounce:
-            bounce.add(walk.restart(mid, leave, landing_sim))
-            leave = landing_sim  # the group is a consumer group from the first rejoin on
-        row["bounce_moved"], row["bounce_paused"] = bounce.moved, bounce.paused
+        key = None
+        costs = None
+        if alike is not None:
+            factories = (target_factory, None if mixed else old_factory)
+            label: tuple[object, ...] = (strategy, landing, mixed, costed)
+            key = alike.key(CLASSIC_TO_CONSUMER, factories, label, to_bounce, start)
+            costs = None if key is None else alike.memo.get(key)
+        if costs is None:
+            costs = _classic_bounce(spec, start, target, None if mixed else old, to_bounce)
+            if key is not None and alike is not None:
+                alike.memo.put(key, costs)
+        at_conversion, moved, paused, rebalances = costs
+        row["moved_at_conversion"] = at_conversion
+        row["bounce_moved"], row["bounce_paused"] = moved, paused
         parts.append(
-            f"{_count(len(to_bounce), 'restart')}, {_count(bounce.rebalances, 'rebalance')}:"
-            f" moves {bounce.moved},"
-            f" pauses {bounce.paused}"
+            f"{_count(len(to_bounce), 'restart')}, {_count(rebalances, 'rebalance')}:"
+            f" moves {moved},"
+            f" pauses {paused}"
         )
     if re2j:
         parts.append(f"patterns RE2/J reads differently: {', '.join(re2j[:5])}")
     row["detail"] = "; ".join(parts)
     return row
+
+
+def _classic_bounce(
+    spec: GroupSpec,
+    start: Assignment,
+    target: Assignor,
+    old: Assignor | None,
+    to_bounce: Sequence[str],
+) -> tuple[int, int, int, int]:
+    """`classic_to_consumer`'s costs: (moved at conversion, moved, paused, rebalances); `old`
+    runs the first leave (None: a mixed group, a consumer group already)."""
+    landing_sim = _simulator(spec, target, start, True)
+    converted = _Bounce(spec, start)
+    converted.begin(landing_sim)
+    state = converted.state
+    assert state is not None
+    _, conversion = landing_sim.step(state, state.owning())
+    bounce = BounceCost()
+    leave = landing_sim
+    if old is not None:
+        leave = _simulator(spec, old, start, is_cooperative(old))
+    walk = _Bounce(spec, start)
+    for mid in to_bounce:
+        bounce.add(walk.restart(mid, leave, landing_sim))
+        leave = landing_sim  # the group is a consumer group from the first rejoin on
+    return conversion.moved, bounce.moved, bounce.paused, bounce.rebalances
 
 
 def _eager_to_cooperative(
@@ -343,6 +450,7 @@ def _eager_to_cooperative(
     strategy: str,
     to_bounce: Sequence[str],
     costed: bool,
+    alike: _Alike | None,
 ) -> list[MigrationRow]:
     lists = [_strategy_list(m, catalog) for m in spec.members]
     direct_safe = len(spec.members) <= 1 or all(COOPERATIVE_STICKY in names for names in lists)
@@ -376,11 +484,38 @@ def _eager_to_cooperative(
         else f"a member restarted with [{COOPERATIVE_STICKY}] alone shares no strategy with"
         f" the members still on [{strategy}]: JoinGroup fails with INCONSISTENT_GROUP_PROTOCOL",
     }
-    old = _assignor(catalog, strategy)
-    coop = _assignor(catalog, COOPERATIVE_STICKY)
+    old, old_factory = _built(catalog, strategy)
+    coop, coop_factory = _built(catalog, COOPERATIVE_STICKY)
     if not costed or old is None or coop is None:
         return [two, direct]
     start = start_assignment(spec, plan, strategy)
+    key = None
+    costs = None
+    if alike is not None:
+        label: tuple[object, ...] = (strategy, COOPERATIVE_STICKY, direct_safe, costed)
+        key = alike.key(EAGER_TO_COOPERATIVE, (old_factory, coop_factory), label, to_bounce, start)
+        costs = None if key is None else alike.memo.get(key)
+    if costs is None:
+        costs = _cooperative_bounces(spec, start, old, coop, to_bounce, direct_safe)
+        if key is not None and alike is not None:
+            alike.memo.put(key, costs)
+    two["first_bounce_moved"], two["first_bounce_paused"] = costs[0], costs[1]
+    two["bounce_moved"], two["bounce_paused"] = costs[2], costs[3]
+    if direct_safe:
+        direct["bounce_moved"], direct["bounce_paused"] = costs[4], costs[5]
+    return [two, direct]
+
+
+def _cooperative_bounces(
+    spec: GroupSpec,
+    start: Assignment,
+    old: Assignor,
+    coop: Assignor,
+    to_bounce: Sequence[str],
+    direct_safe: bool,
+) -> tuple[int, ...]:
+    """`eager_to_cooperative`'s costs: the first bounce's moved and paused, the two bounces'
+    moved and paused, then, when `direct_safe`, the one bounce's moved and paused."""
     old_sim = _simulator(spec, old, start, False)
     coop_sim = _simulator(spec, coop, start, True)
     # two bounces: the old strategy runs every rebalance until the last rejoin of the first
@@ -391,14 +526,12 @@ def _eager_to_cooperative(
     second = BounceCost()
     for mid in to_bounce:
         second.add(walk.restart(mid, coop_sim, coop_sim))
-    two["first_bounce_moved"], two["first_bounce_paused"] = first.moved, first.paused
-    two["bounce_moved"] = first.moved + second.moved
-    two["bounce_paused"] = first.paused + second.paused
-    if direct_safe:
-        # the first restarted member lists cooperative-sticky alone: the old strategy is no
-        # longer common to all, the group switches at its rejoin
-        one, walk = BounceCost(), _Bounce(spec, start)
-        for k, mid in enumerate(to_bounce):
-            one.add(walk.restart(mid, old_sim if k == 0 else coop_sim, coop_sim))
-        direct["bounce_moved"], direct["bounce_paused"] = one.moved, one.paused
-    return [two, direct]
+    costs = (first.moved, first.paused, first.moved + second.moved, first.paused + second.paused)
+    if not direct_safe:
+        return costs
+    # the first restarted member lists cooperative-sticky alone: the old strategy is no
+    # longer common to all, the group switches at its rejoin
+    one, walk = BounceCost(), _Bounce(spec, start)
+    for k, mid in enumerate(to_bounce):
+        one.add(walk.restart(mid, old_sim if k == 0 else coop_sim, coop_sim))
+    return (*costs, one.moved, one.paused)

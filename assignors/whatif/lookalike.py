@@ -42,6 +42,12 @@ bounded and the rows do not depend on what was kept. The job plans each bucket i
 process (`jobs.plan.guard`); the child hands what it kept back to its parent, so the next bucket
 of the same Python worker starts with it.
 
+The migration paths' rolling bounces are shared alike (`BounceMemo`, filled by
+`assignors.migration.paths`): the same shape, over the assignment the bounce starts from, and a
+label for what else a bounce reads (the path, its assignors, which members restart and in which
+order). A process keeps its own `BounceMemo` beside its `ScenarioMemo`, bounded the same way,
+and the guard's child hands both back.
+
 Worked example: three members c-0, c-1, c-2 on a topic `orders` of 6 partitions, and three
 members consumer-0, consumer-1, consumer-2 on a topic `pay` of 6 partitions, each under
 range, have one shape; with consumer-2 on rack r1, the second group is another shape.
@@ -79,7 +85,14 @@ from assignors.model import (
 )
 from assignors.problems import Problem, Reason
 
-__all__ = ["DEFAULT_MAX_ENTRIES", "GroupShape", "ScenarioMemo", "process_memo"]
+__all__ = [
+    "DEFAULT_MAX_ENTRIES",
+    "BounceMemo",
+    "GroupShape",
+    "ScenarioMemo",
+    "process_bounce_memo",
+    "process_memo",
+]
 
 DEFAULT_MAX_ENTRIES: Final = 100_000
 """Shapes one process keeps at most (each about a kilobyte: its key and its figures)."""
@@ -243,7 +256,49 @@ def _renamed(problem: Problem, group_id: str) -> Problem:
     )
 
 
+class BounceMemo:
+    """The costs of a migration path's rolling bounces (numbers only: rows and their texts are
+    the caller's) by (path, assignors, shape digest with its label), at most `max_entries`:
+    `ScenarioMemo`'s sibling, bounded, marked and merged the same way."""
+
+    def __init__(self, max_entries: int = DEFAULT_MAX_ENTRIES) -> None:
+        self.max_entries = max_entries
+        self.entries: dict[tuple[object, ...], tuple[int, ...]] = {}
+        self.hits = 0
+        self.misses = 0
+
+    def get(self, key: tuple[object, ...]) -> tuple[int, ...] | None:
+        found = self.entries.get(key)
+        if found is None:
+            self.misses += 1
+        else:
+            self.hits += 1
+        return found
+
+    def put(self, key: tuple[object, ...], costs: tuple[int, ...]) -> None:
+        """Keep a group's costs unless the memo is full."""
+        if len(self.entries) < self.max_entries:
+            self.entries[key] = costs
+
+    def mark(self) -> int:
+        """A point in what was kept (`since`): costs are only ever added, in order."""
+        return len(self.entries)
+
+    def since(self, mark: int) -> list[tuple[tuple[object, ...], tuple[int, ...]]]:
+        """What was kept after `mark` (`ScenarioMemo.since`)."""
+        return list(islice(self.entries.items(), mark, None))
+
+    def merge(self, kept: Iterable[tuple[tuple[object, ...], tuple[int, ...]]]) -> None:
+        """Keep what another process kept (`since`), up to `max_entries`."""
+        entries = self.entries
+        for key, value in kept:
+            if len(entries) >= self.max_entries:
+                return
+            entries.setdefault(key, value)
+
+
 _process_memo: ScenarioMemo | None = None
+_process_bounce_memo: BounceMemo | None = None
 
 
 def process_memo() -> ScenarioMemo:
@@ -252,3 +307,11 @@ def process_memo() -> ScenarioMemo:
     if _process_memo is None:
         _process_memo = ScenarioMemo()
     return _process_memo
+
+
+def process_bounce_memo() -> BounceMemo:
+    """The migration bounces' memo of this process (`process_memo`'s sibling)."""
+    global _process_bounce_memo
+    if _process_bounce_memo is None:
+        _process_bounce_memo = BounceMemo()
+    return _process_bounce_memo

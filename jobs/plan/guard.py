@@ -40,7 +40,7 @@ import pandas as pd
 
 from assignors import progress
 from assignors.problems import ERROR, Problem, Reason
-from assignors.whatif.lookalike import process_memo
+from assignors.whatif.lookalike import process_bounce_memo, process_memo
 from jobs.settings.run import GuardSettings as GuardSettings  # declared with the settings
 
 # The name the job's log lines (and a log filter) know its warnings by.
@@ -154,15 +154,18 @@ def _child(
             board[_HEAD.size : _HEAD.size + len(text)] = text
             _HEAD.pack_into(board, 0, posted, len(text))
 
-        memo = process_memo()
-        mark = memo.mark()
+        memo, bounces = process_memo(), process_bounce_memo()
+        mark, bounces_mark = memo.mark(), bounces.mark()
         with progress.listening(post):
             frame = plan(excluded)
-        # The look-alike shapes this bucket simulated go back with its frame: the parent keeps
-        # them for the buckets it forks next (`assignors.whatif.lookalike`). They only save
-        # time: if they cannot be pickled, the frame goes back alone.
+        # The look-alike shapes this bucket simulated, what-if figures and migration bounce
+        # costs, go back with its frame: the parent keeps them for the buckets it forks next
+        # (`assignors.whatif.lookalike`). They only save time: if they cannot be pickled, the
+        # frame goes back alone.
         try:
-            learned: bytes | None = pickle.dumps(memo.since(mark), pickle.HIGHEST_PROTOCOL)
+            learned: bytes | None = pickle.dumps(
+                (memo.since(mark), bounces.since(bounces_mark)), pickle.HIGHEST_PROTOCOL
+            )
         except Exception:
             learned = None
         with open(result_path, "wb") as out:
@@ -263,13 +266,14 @@ def _merge_learned(learned: bytes) -> None:
     """Keep the shapes a child learned. They only save time: shapes that do not unpickle
     stay behind (the next buckets simulate them again), and the bucket's frame is kept."""
     try:
-        kept = pickle.loads(learned)
+        shapes, bounces = pickle.loads(learned)
     except Exception as exc:
         log.warning(
             "the look-alike shapes of a bucket were dropped: %s: %s", type(exc).__name__, exc
         )
         return
-    process_memo().merge(kept)
+    process_memo().merge(shapes)
+    process_bounce_memo().merge(bounces)
 
 
 def _stop(pid: int) -> None:

@@ -40,6 +40,7 @@ from assignors.planner import ASSIGNMENT_ROW_FIELDS, GroupPlan, group_load, plan
 from assignors.problems import ERROR, Problem
 from assignors.whatif.capacity import CapacityRow, group_capacity
 from assignors.whatif.group import GroupWhatIf, group_whatif
+from assignors.whatif.lookalike import process_bounce_memo
 from jobs.settings.run import RunSettings
 from jobs.tables import contract
 from jobs.tables.rows import SmallRows, decode_assignments, decode_rows
@@ -304,6 +305,7 @@ def _migrations(
         patterns={m.member_id: m.topic_pattern for m in members if m.member_id and m.topic_pattern},
         max_members=None if settings.whatif is None else settings.whatif.max_members,
         max_partitions=None if settings.whatif is None else settings.whatif.max_partitions,
+        memo=process_bounce_memo(),  # look-alike groups share their bounce costs
     )
     if out.whatif is not None and out.whatif.recommendation:
         out.whatif.recommendation["migration_next_step"] = next_step(out.migrations)

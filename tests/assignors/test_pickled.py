@@ -3,10 +3,11 @@ whichever unpickles it.
 
 The boundaries of the core: the strategy catalog, the topic catalog and the what-if settings
 go from the driver to every executor; the look-alike shapes a bucket's planning child learned
-go back to its worker with their warnings (`jobs.plan.guard`). The objects here are the ones the
-planner really sends, built by its own code; every class found inside them is checked, so a
-class added to them later is checked too. `make test-main` runs this on the compiled core and
-`make test-pure` on the pure one; the last tests pickle on one and unpickle on the other.
+go back to its worker with their warnings, and so do its migration bounce costs
+(`jobs.plan.guard`). The objects here are the ones the planner really sends, built by its own
+code; every class found inside them is checked, so a class added to them later is checked too.
+`make test-main` runs this on the compiled core and `make test-pure` on the pure one; the last
+tests pickle on one and unpickle on the other.
 """
 
 from __future__ import annotations
@@ -26,13 +27,15 @@ import pytest
 import assignors
 from assignors.catalog.catalog import StrategyCatalog
 from assignors.inputs.validation import TopicStatus
+from assignors.migration.conditions import MigrationSettings
+from assignors.migration.paths import group_migrations
 from assignors.model import GroupSpec, Member, TopicMetadata
 from assignors.planner import plan_group
 from assignors.problems import ERROR, WARNING, Problem, Reason
 from assignors.whatif import lookalike
 from assignors.whatif.capacity import CapacitySettings, CapacityTarget
 from assignors.whatif.group import WhatIfSettings, group_whatif
-from assignors.whatif.lookalike import process_memo
+from assignors.whatif.lookalike import BounceMemo, process_memo
 from tools.build_core import compiled_modules
 
 PLUGIN = "assignors.catalog.examples.random_assignor:RandomAssignor"
@@ -82,6 +85,21 @@ def learned_shapes() -> list[tuple[tuple[object, ...], Any]]:
     return kept
 
 
+def learned_bounces() -> list[tuple[tuple[object, ...], tuple[int, ...]]]:
+    """What a planning child hands its worker beside the shapes: the bounce costs of its
+    classic groups' migration paths (`assignors.migration.paths`)."""
+    catalog = StrategyCatalog.build(["range", "roundrobin", "sticky", "cooperative-sticky"])
+    memo = BounceMemo()
+    for n in range(4):
+        spec = _group(f"g-{n}", f"c{n}", static=n % 2 == 1)
+        group_migrations(
+            spec, plan_group(spec, catalog, False), catalog, MigrationSettings(), memo=memo
+        )
+    kept = memo.since(0)
+    assert {key[0] for key, _ in kept} == {"classic_to_consumer", "eager_to_cooperative"}
+    return kept
+
+
 def sent_to_executors() -> list[object]:
     """The catalogs and settings the driver ships to every executor."""
     catalog = StrategyCatalog.build(
@@ -113,7 +131,7 @@ def problems() -> list[Problem]:
 
 
 def crossing() -> list[object]:
-    return [learned_shapes(), *sent_to_executors(), problems()]
+    return [learned_shapes(), learned_bounces(), *sent_to_executors(), problems()]
 
 
 class _Recorder(pickle.Pickler):

@@ -16,7 +16,7 @@ from functools import partial
 
 import pytest
 from helpers.assignors import EagerAssignor
-from helpers.groups import RACKS, random_topics
+from helpers.lookalike import random_group, renamed
 
 from assignors.analysis.bounds import best_balance
 from assignors.catalog.registry import Assignor, resolve
@@ -27,92 +27,6 @@ from assignors.whatif.lookalike import GroupShape, ScenarioMemo
 from assignors.whatif.simulation import CostRow, group_scenario_costs
 
 STRATEGIES = ("range", "roundrobin", "sticky", "cooperative-sticky", "uniform", "balanced")
-
-
-def random_group(rng: random.Random, gid: str = "g") -> GroupSpec:
-    topics = random_topics(rng, 0.4, 12)
-    names = list(topics)
-    same = rng.random() < 0.5
-    static_share = rng.choice((0.0, 0.0, 0.4, 1.0))
-    rack_share = rng.choice((0.0, 0.5, 1.0))
-    members = []
-    for i in range(rng.randint(1, 8)):
-        subs = frozenset(names) if same else frozenset(t for t in names if rng.random() < 0.6)
-        if rng.random() < 0.1:
-            subs |= {"missing"}  # a subscribed topic that does not exist
-        static = f"i{rng.randint(0, 99):02d}-{i}" if rng.random() < static_share else None
-        rack = rng.choice(RACKS) if rng.random() < rack_share else None
-        members.append(Member(f"m{rng.randint(0, 99):02d}-{i}", subs, static, rack))
-    if rng.random() < 0.5:
-        members = _with_owners(rng, members, topics)
-    return GroupSpec(gid, tuple(members), topics)
-
-
-def _with_owners(
-    rng: random.Random, members: list[Member], topics: dict[str, TopicMetadata]
-) -> list[Member]:
-    owned: dict[str, list[TopicPartition]] = {m.member_id: [] for m in members}
-    ids = list(owned)
-    for t, meta in topics.items():
-        for p in range(meta.partition_count):
-            if rng.random() < 0.85:
-                owned[rng.choice(ids)].append((t, p))
-    generation = rng.randint(1, 9)
-    return [
-        Member(
-            m.member_id,
-            m.topics,
-            m.group_instance_id,
-            m.rack,
-            tuple(owned[m.member_id]),
-            generation - (1 if rng.random() < 0.2 else 0),
-        )
-        for m in members
-    ]
-
-
-def _order_kept(names: set[str], scheme: int) -> dict[str, str]:
-    """New names in the same order: padded numbers, growing runs, or non-ASCII letters."""
-    ordered = sorted(names)
-    if scheme == 0:
-        return {n: f"renamed-{k:04d}" for k, n in enumerate(ordered)}
-    if scheme == 1:
-        return {n: "a" * (k + 1) for k, n in enumerate(ordered)}
-    return {n: f"\u00fc\u00df-{k:03d}" for k, n in enumerate(ordered)}
-
-
-def renamed(spec: GroupSpec, gid: str, scheme: int, shift: int) -> GroupSpec:
-    """`spec` under new names in the same orders, generations moved by `shift`, and a topic
-    nobody subscribes to besides."""
-    ids = _order_kept({m.member_id for m in spec.members}, scheme)
-    statics = _order_kept({m.group_instance_id for m in spec.members} - {None}, scheme)  # type: ignore[arg-type]
-    topic_names = set(spec.topics).union(*(m.topics for m in spec.members))
-    topic = _order_kept(topic_names, scheme)
-    rack_names = {m.rack for m in spec.members if m.rack is not None}
-    for meta in spec.topics.values():
-        rack_names.update(*meta.replica_racks)
-    rack = _order_kept(rack_names, scheme)
-    topics = {
-        topic[t]: TopicMetadata(
-            topic[t],
-            meta.partition_count,
-            tuple(frozenset(rack[r] for r in racks) for racks in meta.replica_racks),
-        )
-        for t, meta in spec.topics.items()
-    }
-    topics["~unsubscribed"] = TopicMetadata("~unsubscribed", 5)
-    members = tuple(
-        Member(
-            ids[m.member_id],
-            frozenset(topic[t] for t in m.topics),
-            None if m.group_instance_id is None else statics[m.group_instance_id],
-            None if m.rack is None else rack[m.rack],
-            tuple((topic[t], p) for t, p in m.owned),
-            None if m.generation is None else m.generation + shift,
-        )
-        for m in reversed(spec.members)  # the input order is not an order Kafka reads
-    )
-    return GroupSpec(gid, members, topics)
 
 
 def _best_max(spec: GroupSpec) -> int:

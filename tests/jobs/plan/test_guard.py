@@ -26,6 +26,7 @@ from jobs.plan.udf import (
 from jobs.settings.run import RunSettings
 
 TOPICS = {"t": TopicStatus(6)}
+GUARD = GuardSettings(30, 0)
 PLUGINS = "helpers.killer_plugins:"
 
 
@@ -159,6 +160,70 @@ def test_what_a_bucket_learned_about_look_alike_groups_outlives_its_child(tmp_pa
     assert len(problems) == 1
     assert lost not in memo.entries
     assert memo.entries.get(again) == ((), ())
+
+
+def test_what_a_bucket_learned_about_migration_bounces_outlives_its_child(
+    tmp_path: Path,
+) -> None:
+    """The bounce costs of look-alike groups (`BounceMemo`) go back with the what-if shapes:
+    the next child starts with both; a child that failed hands back neither."""
+    import os
+
+    from assignors.whatif.lookalike import process_bounce_memo, process_memo
+    from jobs.plan.guard import guarded
+
+    shapes, bounces = process_memo(), process_bounce_memo()
+    first, lost, again = (
+        ("guard-bounce", name, os.getpid()) for name in ("first", "lost", "again")
+    )
+
+    def learns(key: tuple[object, ...], fails: bool = False) -> pd.DataFrame:
+        shapes.put(key, (), [])
+        bounces.put(key, (1, 2, 3, 4))
+        if fails:
+            os._exit(3)
+        return pd.DataFrame({"x": [1]})
+
+    frame, problems = guarded(lambda _: learns(first), GuardSettings(30, 0), bool)
+    assert (list(frame["x"]), problems) == ([1], [])
+    assert bounces.entries.get(first) == (1, 2, 3, 4)
+    assert shapes.entries.get(first) == ((), ())
+    failed_once = tmp_path / "failed"
+
+    def first_fails(_: object) -> pd.DataFrame:
+        if failed_once.exists():
+            return learns(again)
+        failed_once.touch()
+        return learns(lost, fails=True)
+
+    _, problems = guarded(first_fails, GuardSettings(30, 0), bool)
+    assert len(problems) == 1
+    assert lost not in bounces.entries
+    assert bounces.entries.get(again) == (1, 2, 3, 4)
+
+
+def test_a_guarded_bucket_hands_the_bounce_costs_of_its_groups_to_its_worker() -> None:
+    """Planned for real in the child (`jobs.plan.one_group` fills the process's memo): its
+    classic groups' bounce costs are the worker's when the child is done, for the next
+    bucket's child to start with."""
+    from assignors.whatif import lookalike
+
+    ctx = PlanContext(
+        RunSettings.of(strategies=("range", "sticky"), has_current_assignment=False, guard=GUARD)
+    )
+    before, lookalike._process_bounce_memo = lookalike._process_bounce_memo, None
+    try:
+        memo = lookalike.process_bounce_memo()
+        first = bucket_function(lambda: TOPICS, ctx)((0,), bucket())
+        # g-a, g-bad and g-c are alike (three members on t, under range): one entry per path
+        learned = dict(memo.since(0))
+        assert sorted(key[0] for key in learned) == ["classic_to_consumer", "eager_to_cooperative"]
+        assert (memo.hits, memo.misses) == (0, 0)  # counted in the child, not here
+        again = bucket_function(lambda: TOPICS, ctx)((0,), bucket())
+        assert memo.since(0) == list(learned.items())  # it started with them: none new
+        assert split_tables(again)["migrations"].equals(split_tables(first)["migrations"])
+    finally:
+        lookalike._process_bounce_memo = before
 
 
 def test_shapes_that_cannot_be_pickled_stay_behind_and_the_frame_comes_back() -> None:
