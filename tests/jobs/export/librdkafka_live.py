@@ -49,32 +49,54 @@ _groups = itertools.count()
 
 
 class AssignorRuns(logging.Handler):
-    """The members of a group's last assignor run, in the order its leader passed them to the
-    assignor (the JoinGroup response's order), read from librdkafka's `assignor` debug log.
+    """A group's last assignor run, read from librdkafka's `assignor` debug log: its members
+    in the order its leader passed them to the assignor (the JoinGroup response's order) and
+    the assignment it computed.
 
     That order decides `range` and `roundrobin` where static and dynamic members mix, and the
     order in which consumers start does not fix it: a later consumer's JoinGroup can arrive
-    first on a busy machine."""
+    first on a busy machine. The assignment tells a settled group from one whose members still
+    hold the previous round's partitions while the next round is under way."""
 
     _RUN = re.compile(r"running \S+ assignor for (\d+) member")
     _MEMBER = re.compile(r' Member "([^"]+)"(?: \(me\))? with \d+ owned partition')
+    _ASSIGNED = re.compile(r' Member "([^"]+)"(?: \(me\))? assigned \d+ partition')
+    _PARTITION = re.compile(r"\]:   (\S+) \[(\d+)\]$")
 
     def __init__(self) -> None:
         super().__init__(logging.DEBUG)
         self._lock = threading.Lock()
         self._expected = 0
         self._running: list[str] = []
+        self._assigning: dict[str, list[TopicPartition]] = {}
+        self._to: list[TopicPartition] | None = None
         self.last: list[str] = []
+        self.assigned: dict[str, list[TopicPartition]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
         with self._lock:
             if run := self._RUN.search(message):
-                self._expected, self._running = int(run.group(1)), []
+                # a run under way: nothing is settled until its assignment is logged
+                self._expected, self._running, self.assigned = int(run.group(1)), [], {}
+                self._assigning, self._to = {}, None
             elif (member := self._MEMBER.search(message)) and len(self._running) < self._expected:
                 self._running.append(member.group(1))
                 if len(self._running) == self._expected:
                     self.last = self._running
+            elif assigned := self._ASSIGNED.search(message):
+                self._to = self._assigning.setdefault(assigned.group(1), [])
+                self.assigned = {m: sorted(tps) for m, tps in self._assigning.items()}
+            elif self._to is not None and (tp := self._PARTITION.search(message)):
+                self._to.append((tp.group(1), int(tp.group(2))))
+                self.assigned = {m: sorted(tps) for m, tps in self._assigning.items()}
+
+    def holds_last_run(self, held: dict[str, list[TopicPartition]]) -> bool:
+        """Every member took part in the last run and holds what it assigned them."""
+        with self._lock:
+            if sorted(self.last) != sorted(held):
+                return False
+            return all(self.assigned.get(m, []) == tps for m, tps in held.items())
 
     def logger(self, group: str) -> logging.Logger:
         """A logger for a consumer of `group` to pass as confluent-kafka's `logger`."""
@@ -154,10 +176,10 @@ def _held(consumers: Sequence[Any]) -> list[list[TopicPartition]]:
 
 
 def _settle(
-    consumers: Sequence[Any], wanted: set[TopicPartition], settle_s: float
+    consumers: Sequence[Any], wanted: set[TopicPartition], settle_s: float, runs: AssignorRuns
 ) -> list[list[TopicPartition]]:
-    """Poll everyone until each partition of `wanted` is held exactly once, unchanged for
-    `settle_s`, and every member has joined."""
+    """Poll everyone until each partition of `wanted` is held exactly once, by the members of
+    the leader's last assignor run as it assigned them, unchanged for `settle_s`."""
     deadline = time.monotonic() + JOIN_TIMEOUT_S
     last: list[list[TopicPartition]] | None = None
     since = time.monotonic()
@@ -166,7 +188,11 @@ def _settle(
             c.poll(0.05)
         held = _held(consumers)
         flat = [tp for tps in held for tp in tps]
-        complete = sorted(flat) == sorted(wanted) and all(c.memberid() for c in consumers)
+        complete = (
+            sorted(flat) == sorted(wanted)
+            and all(c.memberid() for c in consumers)
+            and runs.holds_last_run({c.memberid(): h for c, h in zip(consumers, held, strict=True)})
+        )
         if held != last:
             last, since = held, time.monotonic()
         elif complete and time.monotonic() - since >= settle_s:
@@ -225,7 +251,7 @@ def _formed(
             consumers.extend(_consumer(mock, group, strategy, s, revoked, runs) for s in wave)
             joined = specs[: len(consumers)]
             wanted = {(t, p) for s in joined for t in s.topics for p in range(TOPICS[t])}
-            held = _settle(consumers, wanted, SETTLE_S.get(strategy, SETTLE_EAGER_S))
+            held = _settle(consumers, wanted, SETTLE_S.get(strategy, SETTLE_EAGER_S), runs)
             spec = _spec(consumers, joined, owned, runs)
             steps.append((spec, {c.memberid(): h for c, h in zip(consumers, held, strict=True)}))
             owned = held
@@ -341,7 +367,7 @@ def _told(mock: MockCluster, story: Story, topics: dict[str, TopicMetadata]) -> 
                 for t in s.topics
                 for p in range(topics[t].partition_count)
             }
-            now = _settle(consumers, wanted, SETTLE_S[strategy])
+            now = _settle(consumers, wanted, SETTLE_S[strategy], runs)
             members = []
             for c, s in joined:
                 mine = tuple(held.get(c.memberid(), ()))
