@@ -71,14 +71,13 @@ class AssignorRuns(logging.Handler):
         self._assigning: dict[str, list[TopicPartition]] = {}
         self._to: list[TopicPartition] | None = None
         self.last: list[str] = []
-        self.assigned: dict[str, list[TopicPartition]] = {}
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
         with self._lock:
             if run := self._RUN.search(message):
                 # a run under way: nothing is settled until its assignment is logged
-                self._expected, self._running, self.assigned = int(run.group(1)), [], {}
+                self._expected, self._running = int(run.group(1)), []
                 self._assigning, self._to = {}, None
             elif (member := self._MEMBER.search(message)) and len(self._running) < self._expected:
                 self._running.append(member.group(1))
@@ -86,17 +85,15 @@ class AssignorRuns(logging.Handler):
                     self.last = self._running
             elif assigned := self._ASSIGNED.search(message):
                 self._to = self._assigning.setdefault(assigned.group(1), [])
-                self.assigned = {m: sorted(tps) for m, tps in self._assigning.items()}
             elif self._to is not None and (tp := self._PARTITION.search(message)):
                 self._to.append((tp.group(1), int(tp.group(2))))
-                self.assigned = {m: sorted(tps) for m, tps in self._assigning.items()}
 
     def holds_last_run(self, held: dict[str, list[TopicPartition]]) -> bool:
         """Every member took part in the last run and holds what it assigned them."""
         with self._lock:
             if sorted(self.last) != sorted(held):
                 return False
-            return all(self.assigned.get(m, []) == tps for m, tps in held.items())
+            return all(sorted(self._assigning.get(m, [])) == tps for m, tps in held.items())
 
     def logger(self, group: str) -> logging.Logger:
         """A logger for a consumer of `group` to pass as confluent-kafka's `logger`."""
@@ -188,11 +185,8 @@ def _settle(
             c.poll(0.05)
         held = _held(consumers)
         flat = [tp for tps in held for tp in tps]
-        complete = (
-            sorted(flat) == sorted(wanted)
-            and all(c.memberid() for c in consumers)
-            and runs.holds_last_run({c.memberid(): h for c, h in zip(consumers, held, strict=True)})
-        )
+        members = {c.memberid(): h for c, h in zip(consumers, held, strict=True)}
+        complete = sorted(flat) == sorted(wanted) and runs.holds_last_run(members)
         if held != last:
             last, since = held, time.monotonic()
         elif complete and time.monotonic() - since >= settle_s:
