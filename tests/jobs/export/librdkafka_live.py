@@ -185,8 +185,13 @@ def _settle(
             c.poll(0.05)
         held = _held(consumers)
         flat = [tp for tps in held for tp in tps]
-        members = {c.memberid(): h for c, h in zip(consumers, held, strict=True)}
-        complete = sorted(flat) == sorted(wanted) and runs.holds_last_run(members)
+        # a member that has not joined yet has no id (None), so it cannot be in a run
+        ids = [c.memberid() for c in consumers]
+        complete = (
+            sorted(flat) == sorted(wanted)
+            and all(ids)
+            and runs.holds_last_run(dict(zip(ids, held, strict=True)))
+        )
         if held != last:
             last, since = held, time.monotonic()
         elif complete and time.monotonic() - since >= settle_s:
