@@ -71,6 +71,7 @@ class AssignorRuns(logging.Handler):
         self._assigning: dict[str, list[TopicPartition]] = {}
         self._to: list[TopicPartition] | None = None
         self.last: list[str] = []
+        self.count = 0  # runs so far: a group formed in one round has had exactly one
 
     def emit(self, record: logging.LogRecord) -> None:
         message = record.getMessage()
@@ -78,6 +79,7 @@ class AssignorRuns(logging.Handler):
             if run := self._RUN.search(message):
                 # a run under way: nothing is settled until its assignment is logged
                 self._expected, self._running = int(run.group(1)), []
+                self.count += 1
                 self._assigning, self._to = {}, None
             elif (member := self._MEMBER.search(message)) and len(self._running) < self._expected:
                 self._running.append(member.group(1))
@@ -236,8 +238,9 @@ def _formed(
     mock: MockCluster, strategy: str, specs: Sequence[Spec], one_by_one: bool
 ) -> tuple[Steps, int]:
     """The group's settled assignment after all members joined at once, or after each join
-    (then each step's spec holds what the earlier members owned); and 1 when no member had
-    partitions taken back before the last step settled (more: the group formed in rounds)."""
+    (then each step's spec holds what the earlier members owned); and 1 when the leader ran its
+    assignor once and no member had partitions taken back (more: the group formed in rounds,
+    and a later round may have started from what members owned)."""
     group = f"g{next(_groups)}-{strategy}"
     consumers: list[Any] = []
     steps = []
@@ -254,7 +257,8 @@ def _formed(
             spec = _spec(consumers, joined, owned, runs)
             steps.append((spec, {c.memberid(): h for c, h in zip(consumers, held, strict=True)}))
             owned = held
-        rounds = 1 + len(revoked)  # read before close(), which revokes everything
+        # read before close(), which revokes everything
+        rounds = max(runs.count, 1 + len(revoked))
     finally:
         _close(consumers)
     return steps, rounds
