@@ -25,6 +25,7 @@ import re
 import signal
 import sys
 import time
+from collections.abc import Callable
 from typing import Any
 
 from jobs.cli.common import add_verbose, configure_logging, exit_code_of
@@ -41,7 +42,7 @@ from jobs.cli.exit_codes import (  # noqa: F401
 from jobs.export.client import Client, ExportError
 from jobs.export.config import CommandConfigError, load_command_config
 from jobs.export.snapshot import NothingSelected, Options, Snapshot, collect
-from jobs.export.writer import snapshot_output, write_snapshot
+from jobs.export.writer import TableSink, snapshot_output, write_snapshot
 from jobs.failures import describe
 from jobs.output import OutputError, OutputLocked
 
@@ -124,14 +125,8 @@ def _meta(
         "seconds": snap.report.get("seconds"),
         "groups_listed": snap.report.get("groups_listed"),
         "groups_selected": snap.report.get("groups_selected"),
-        "row_counts": {
-            "topic_partitions": len(snap.topic_partitions),
-            "subscriptions": len(snap.subscriptions),
-            "current_assignment": len(snap.current_assignment),
-            "target_assignment": len(snap.target_assignment),
-            "offsets": len(snap.offsets),
-        },
-        "groups_exported": sorted({r["group_id"] for r in snap.subscriptions}),
+        "row_counts": snap.row_counts(),
+        "groups_exported": snap.exported_groups(),
         "groups_empty": sorted(snap.empty),
         "groups_skipped": dict(sorted(snap.skipped.items())),
         "groups_failed": dict(sorted(snap.failed.items())),
@@ -150,6 +145,18 @@ class _WriteFailed(Exception):
         self.cause = cause
 
 
+def _writing(sink: TableSink) -> Callable[[str, list[dict[str, Any]]], None]:
+    """`sink.write`, its OSError (a full disk, a quota, an I/O error) raised as _WriteFailed."""
+
+    def write(name: str, rows: list[dict[str, Any]]) -> None:
+        try:
+            sink.write(name, rows)
+        except OSError as exc:
+            raise _WriteFailed(exc) from exc
+
+    return write
+
+
 def export(args: argparse.Namespace) -> int:
     try:
         settings = load_command_config(args.command_config)
@@ -161,9 +168,10 @@ def export(args: argparse.Namespace) -> int:
     started = time.monotonic()
     try:
         with snapshot_output(args.output) as tmp:
+            sink = TableSink(tmp)
             client = Client(args.bootstrap_servers, settings.kwargs, args.timeout_s)
             try:
-                snap = collect(client, opts)
+                snap = collect(client, opts, _writing(sink))
             finally:
                 client.close()
             info = snap.cluster
@@ -175,11 +183,7 @@ def export(args: argparse.Namespace) -> int:
             snap.report["seconds"] = round(time.monotonic() - started, 3)
             meta = _meta(args, client, snap, settings.describe(), brokers, info.cluster_id)
             try:
-                write_snapshot(
-                    tmp,
-                    snap.tables(),
-                    meta,
-                )
+                write_snapshot(tmp, snap.tables(), meta, sink)
             except OSError as exc:  # a full disk, a quota, an I/O error
                 raise _WriteFailed(exc) from exc
     except ExportError as exc:

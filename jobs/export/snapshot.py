@@ -15,6 +15,7 @@ import logging
 import re
 import time
 from collections import defaultdict
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -63,6 +64,9 @@ class Options:
     all_topics: bool = False
     # `--group` (repeatable): only these groups; empty = every group the cluster lists.
     group_ids: tuple[str, ...] = ()
+    # Groups described, fetched and turned into rows at a time: the export holds one chunk's
+    # rows, whatever the estate's size, when a sink takes them (`collect`).
+    chunk_groups: int = 2000
 
 
 @dataclass
@@ -84,6 +88,13 @@ class Snapshot:
     # and whether its assignment bytes carry user data (classic members; None: unknown).
     libraries: dict[tuple[str, str], str | None] = field(default_factory=dict)
     user_data: dict[tuple[str, str], bool | None] = field(default_factory=dict)
+    # Where each finished chunk's member and offset rows go (table name, rows); None keeps
+    # them in the lists above. What went to the sink is remembered only as counts, the
+    # exported group ids and those caught rebalancing.
+    sink: Callable[[str, list[dict[str, Any]]], None] | None = None
+    _sunk_rows: dict[str, int] = field(default_factory=dict)
+    _sunk_groups: list[str] = field(default_factory=list)
+    _sunk_rebalancing: dict[str, str] = field(default_factory=dict)
 
     def subscription_rows(self) -> list[dict[str, Any]]:
         """The subscriptions table: each member row with its group's state, its client library
@@ -111,11 +122,43 @@ class Snapshot:
     def rebalancing(self) -> dict[str, str]:
         """Exported groups caught mid-rebalance, with their state."""
         exported = {r["group_id"] for r in self.subscriptions}
-        return {
-            g: state
-            for g, state in sorted(self.states.items())
-            if g in exported and rebalancing(state)
+        held = {
+            g: state for g, state in self.states.items() if g in exported and rebalancing(state)
         }
+        return dict(sorted((self._sunk_rebalancing | held).items()))
+
+    def exported_groups(self) -> list[str]:
+        """Every group with member rows, sorted."""
+        return sorted({*self._sunk_groups, *(r["group_id"] for r in self.subscriptions)})
+
+    def row_counts(self) -> dict[str, int]:
+        """Rows of each table, those passed to the sink included."""
+        held = {
+            "topic_partitions": len(self.topic_partitions),
+            "subscriptions": len(self.subscriptions),
+            "current_assignment": len(self.current_assignment),
+            "target_assignment": len(self.target_assignment),
+            "offsets": len(self.offsets),
+        }
+        return {name: self._sunk_rows.get(name, 0) + n for name, n in held.items()}
+
+    def absorb(self, chunk: Snapshot) -> None:
+        """Take a finished chunk's rows: into the sink when there is one, else into the lists."""
+        if self.sink is None:
+            self.subscriptions.extend(chunk.subscriptions)
+            self.current_assignment.extend(chunk.current_assignment)
+            self.target_assignment.extend(chunk.target_assignment)
+            self.offsets.extend(chunk.offsets)
+            self.states.update(chunk.states)
+            self.libraries.update(chunk.libraries)
+            self.user_data.update(chunk.user_data)
+            return
+        self._sunk_rebalancing.update(chunk.rebalancing())
+        self._sunk_groups.extend(dict.fromkeys(r["group_id"] for r in chunk.subscriptions))
+        for name, rows in chunk.tables().items():
+            if name != "topic_partitions":  # the cluster's, written once at the end
+                self.sink(name, rows)
+                self._sunk_rows[name] = self._sunk_rows.get(name, 0) + len(rows)
 
 
 class NothingSelected(Exception):
@@ -451,8 +494,15 @@ def _leaders(info: ClusterInfo, tps: set[tuple[str, int]]) -> dict[int, list[tup
     return by_leader
 
 
-def collect(client: Client, opts: Options) -> Snapshot:
-    snap = Snapshot()
+def collect(
+    client: Client,
+    opts: Options,
+    sink: Callable[[str, list[dict[str, Any]]], None] | None = None,
+) -> Snapshot:
+    """The cluster's groups as input rows, `opts.chunk_groups` groups at a time: each chunk's
+    member and offset rows go to `sink` as it is done (the snapshot keeps them without one);
+    topic_partitions, the cluster's, stays in the snapshot."""
+    snap = Snapshot(sink=sink)
     started = time.monotonic()
     info = client.metadata()
     snap.cluster = info
@@ -503,16 +553,30 @@ def collect(client: Client, opts: Options) -> Snapshot:
                 " Schema Registry and similar coordinate other resources)"
             )
     candidates = [g for g in wanted if g not in snap.skipped]
-    raw, cgd, where = _describe(
-        client,
-        [g for g in candidates if kinds[g] != "consumer"],
-        [g for g in candidates if kinds[g] == "consumer"],
-        snap,
+    used: set[str] = set()
+    ends = _EndOffsets(client)
+    # one chunk at least: an estate with no group asks the cluster what one with groups does
+    for start in range(0, max(1, len(candidates)), max(1, opts.chunk_groups)):
+        part = candidates[start : start + opts.chunk_groups]
+        # the chunk records skipped, failed and empty groups in the snapshot's own dicts
+        chunk = Snapshot(cluster=info, skipped=snap.skipped, failed=snap.failed, empty=snap.empty)
+        raw, cgd, where = _describe(
+            client,
+            [g for g in part if kinds[g] != "consumer"],
+            [g for g in part if kinds[g] == "consumer"],
+            chunk,
+        )
+        exported = _classify(raw, chunk) + _classify_consumer(info, cgd, chunk)
+        fallback = {g: sorted(tps) for g, tps in _wanted(info, chunk).items()}
+        committed = _offsets(client, where, sorted(exported), fallback, chunk)
+        used |= _finish_chunk(info, chunk, exported, committed, ends)
+        snap.absorb(chunk)
+    snap.topic_partitions = _topic_rows(info, used, opts)
+    log.info(
+        "partitions listed: %d of %d topics",
+        len(snap.topic_partitions),
+        len({r["topic"] for r in snap.topic_partitions}),
     )
-    exported = _classify(raw, snap) + _classify_consumer(info, cgd, snap)
-    fallback = {g: sorted(tps) for g, tps in _wanted(info, snap).items()}
-    committed = _offsets(client, where, sorted(exported), fallback, snap)
-    _finish(client, info, snap, exported, committed, opts)
     snap.report = {
         "seconds": round(time.monotonic() - started, 3),
         "groups_listed": len(listed),
@@ -521,32 +585,77 @@ def collect(client: Client, opts: Options) -> Snapshot:
     return snap
 
 
-def _finish(
-    client: Client,
+class _EndOffsets:
+    """Log end offsets, asked once per partition across the chunks (one ListOffsets per
+    leader for the partitions a chunk adds)."""
+
+    def __init__(self, client: Client) -> None:
+        self._client = client
+        self.known: dict[tuple[str, int], int] = {}
+        self._asked: set[tuple[str, int]] | None = None
+
+    def of(self, info: ClusterInfo, tps: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
+        new = tps - (self._asked or set())
+        if new or self._asked is None:  # the first chunk asks even for none (API check)
+            got, failed = self._client.end_offsets(_leaders(info, new))
+            for tp, reason in sorted(failed.items()):
+                log.warning("log end offset of %s-%d: %s", tp[0], tp[1], reason)
+            self.known.update(got)
+            self._asked = (self._asked or set()) | new
+        return self.known
+
+
+def _finish_chunk(
     info: ClusterInfo,
-    snap: Snapshot,
+    chunk: Snapshot,
     exported: list[str],
     committed: dict[str, dict[tuple[str, int], int | None]],
-    opts: Options,
-) -> None:
-    failed = set(snap.failed)
+    ends: _EndOffsets,
+) -> set[str]:
+    """Drop the rows of the chunk's groups that failed, add their offset rows; the topics its
+    groups use (subscribe to, own or committed offsets on)."""
+    failed = set(chunk.failed)
     keep = [g for g in exported if g not in failed]
-    snap.subscriptions = [r for r in snap.subscriptions if r["group_id"] not in failed]
-    snap.current_assignment = [r for r in snap.current_assignment if r["group_id"] not in failed]
-    snap.target_assignment = [r for r in snap.target_assignment if r["group_id"] not in failed]
+    chunk.subscriptions = [r for r in chunk.subscriptions if r["group_id"] not in failed]
+    chunk.current_assignment = [r for r in chunk.current_assignment if r["group_id"] not in failed]
+    chunk.target_assignment = [r for r in chunk.target_assignment if r["group_id"] not in failed]
     used: set[str] = set()
-    for r in snap.subscriptions:
+    for r in chunk.subscriptions:
         used.update(_subscribed_topics(info, r))
-    used.update(r["topic"] for r in snap.current_assignment)
+    used.update(r["topic"] for r in chunk.current_assignment)
     for g in keep:
         used.update(t for t, _ in committed.get(g, {}))
+    # Offsets of every partition a group subscribes to, owns or has committed: a subscribed
+    # partition never committed is a row with a null committed offset (unknown lag).
+    wanted = _wanted(info, chunk)
+    for g in keep:
+        wanted[g].update(tp for tp in committed.get(g, {}) if tp[0] in info.topics)
+    all_tps = set().union(*wanted.values()) if wanted else set()
+    known = ends.of(info, all_tps)
+    for g in keep:
+        for t, p in sorted(wanted[g]):
+            chunk.offsets.append(
+                {
+                    "group_id": g,
+                    "topic": t,
+                    "partition": p,
+                    "committed_offset": committed.get(g, {}).get((t, p)),
+                    "log_end_offset": known.get((t, p)),
+                }
+            )
+    return used
+
+
+def _topic_rows(info: ClusterInfo, used: set[str], opts: Options) -> list[dict[str, Any]]:
+    """The topic_partitions table: the topics the exported groups use (every non-internal
+    topic with `--all-topics`), with each partition's replica racks."""
     topics = set(info.topics) - info.internal | (used & info.internal) if opts.all_topics else used
-    topics &= set(info.topics)
-    for t in sorted(topics):
+    rows = []
+    for t in sorted(topics & set(info.topics)):
         for pi in info.topics[t]:
             brokers = [info.brokers[b] for b in pi.replicas if b in info.brokers]
             racks = sorted({b.rack for b in brokers if b.rack is not None})
-            snap.topic_partitions.append(
+            rows.append(
                 {
                     "topic": t,
                     "partition": pi.partition,
@@ -554,25 +663,4 @@ def _finish(
                     "weight": None,
                 }
             )
-    log.info("partitions listed: %d of %d topics", len(snap.topic_partitions), len(topics))
-    # Offsets of every partition a group subscribes to, owns or has committed: a subscribed
-    # partition never committed is a row with a null committed offset (unknown lag).
-    parts = {t: [p.partition for p in info.topics[t]] for t in topics}
-    wanted = _wanted(info, snap)
-    for g in keep:
-        wanted[g].update(tp for tp in committed.get(g, {}) if tp[0] in parts)
-    all_tps = set().union(*wanted.values()) if wanted else set()
-    ends, end_failed = client.end_offsets(_leaders(info, all_tps))
-    for tp, reason in sorted(end_failed.items()):
-        log.warning("log end offset of %s-%d: %s", tp[0], tp[1], reason)
-    for g in keep:
-        for t, p in sorted(wanted[g]):
-            snap.offsets.append(
-                {
-                    "group_id": g,
-                    "topic": t,
-                    "partition": p,
-                    "committed_offset": committed.get(g, {}).get((t, p)),
-                    "log_end_offset": ends.get((t, p)),
-                }
-            )
+    return rows

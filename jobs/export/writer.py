@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import json
 import os
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
@@ -23,6 +23,8 @@ from jobs.tables import contract
 
 SNAPSHOT_JSON = "_snapshot.json"
 SUCCESS = "_SUCCESS"
+# Rows per file: what a table's rows cost the export at most (about 50 MB as Python rows)
+FILE_ROWS = 100_000
 
 
 def _schema(table: contract.Table) -> pa.Schema:
@@ -48,16 +50,56 @@ def snapshot_output(output_dir: str) -> Iterator[str]:
 
 
 def write_table(folder: str, name: str, rows: list[dict[str, Any]]) -> None:
+    """One more file of the table `name`: part-00000.parquet, then part-00001.parquet, ..."""
     table = pa.Table.from_pylist(rows, schema=SCHEMAS[name])
-    os.makedirs(os.path.join(folder, name))
-    pq.write_table(table, os.path.join(folder, name, "part-00000.parquet"))
+    where = os.path.join(folder, name)
+    os.makedirs(where, exist_ok=True)
+    part = sum(1 for f in os.listdir(where) if f.endswith(".parquet"))
+    pq.write_table(table, os.path.join(where, f"part-{part:05d}.parquet"))
+
+
+class TableSink:
+    """The tables as the export produces them, a chunk of groups at a time: each table's rows
+    wait until they fill a file of `file_rows` rows (the export holds no more than that per
+    table, whatever the estate's size); `close` writes the rest, and an empty file for a table
+    without rows."""
+
+    def __init__(self, folder: str, file_rows: int = FILE_ROWS) -> None:
+        self.folder = folder
+        self.file_rows = file_rows
+        self._rows: dict[str, list[dict[str, Any]]] = {}
+        self._files: dict[str, int] = {}
+
+    def write(self, name: str, rows: list[dict[str, Any]]) -> None:
+        held = self._rows.setdefault(name, [])
+        held.extend(rows)
+        while len(held) >= self.file_rows:
+            self._flush(name, held[: self.file_rows])
+            del held[: self.file_rows]
+
+    def close(self, names: Iterable[str]) -> None:
+        for name in names:
+            held = self._rows.pop(name, [])
+            if held or not self._files.get(name):
+                self._flush(name, held)
+
+    def _flush(self, name: str, rows: list[dict[str, Any]]) -> None:
+        write_table(self.folder, name, rows)
+        self._files[name] = self._files.get(name, 0) + 1
 
 
 def write_snapshot(
-    folder: str, tables: dict[str, list[dict[str, Any]]], meta: dict[str, Any]
+    folder: str,
+    tables: dict[str, list[dict[str, Any]]],
+    meta: dict[str, Any],
+    sink: TableSink | None = None,
 ) -> None:
+    """The tables' rows (after those `sink` took already), then `_snapshot.json`, then
+    `_SUCCESS`."""
+    sink = TableSink(folder) if sink is None else sink
     for name, rows in tables.items():
-        write_table(folder, name, rows)
+        sink.write(name, rows)
+    sink.close(tables)
     with open(os.path.join(folder, SNAPSHOT_JSON), "w", encoding="utf-8") as f:
         json.dump(meta, f, indent=2, sort_keys=True)
         f.write("\n")

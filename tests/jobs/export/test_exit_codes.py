@@ -136,7 +136,7 @@ class _Client:
         pass
 
 
-def _collect(client: Any, opts: Any) -> Snapshot:
+def _collect(client: Any, opts: Any, sink: Any = None) -> Snapshot:
     snap = Snapshot(
         subscriptions=[
             {"group_id": "g", "member_id": "m", "topics": ["t"], "group_protocol": "classic"}
