@@ -586,8 +586,8 @@ def collect(
 
 
 class _EndOffsets:
-    """Log end offsets, asked once per partition across the chunks (one ListOffsets per
-    leader for the partitions a chunk adds)."""
+    """Log end offsets, asked for each chunk's partitions after its committed offsets (one
+    ListOffsets per leader and chunk), so that no committed offset is past its log end."""
 
     def __init__(self, client: Client) -> None:
         self._client = client
@@ -595,7 +595,8 @@ class _EndOffsets:
         self._asked: set[tuple[str, int]] | None = None
 
     def of(self, info: ClusterInfo, tps: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
-        new = tps - (self._asked or set())
+        # every partition the chunk wants, after its committed offsets: committed <= log end
+        new = set(tps)
         if new or self._asked is None:  # the first chunk asks even for none (API check)
             got, failed = self._client.end_offsets(_leaders(info, new))
             for tp, reason in sorted(failed.items()):
