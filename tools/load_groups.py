@@ -10,7 +10,9 @@ consumer client runs: one process drives many groups at once over a few hundred 
 has its own), which is what lets it build tens of thousands of groups in a minute.
 
 Members send no heartbeats: a group stays Stable for its session timeout (`--session-timeout-s`,
-within the broker's `group.max.session.timeout.ms`), long enough to export it.
+within the broker's `group.max.session.timeout.ms`), long enough to export it; the first groups
+expire first, so building and exporting must end within it (the tool warns when building alone
+took longer). Each leader assigns as `range` does (its protocol's name).
 """
 
 from __future__ import annotations
@@ -18,6 +20,7 @@ from __future__ import annotations
 import argparse
 import asyncio
 import itertools
+import resource
 import struct
 import sys
 import time
@@ -28,6 +31,8 @@ from typing import Any
 from jobs.export.protocol import Assignment, Subscription, encode_assignment, encode_subscription
 
 CLIENT_ID = "kafka-assignment-planner-load"
+MEMBER_ID_REQUIRED = 79
+TOPIC_ALREADY_EXISTS = 36
 
 
 @dataclass(frozen=True)
@@ -69,11 +74,15 @@ class Connection:
         await self._writer.drain()
         (size,) = struct.unpack(">i", await self._reader.readexactly(4))
         response = response_cls.decode(await self._reader.readexactly(size), version, header=True)
-        assert response._header.correlation_id == correlation
+        if response._header.correlation_id != correlation:
+            raise RuntimeError(
+                f"answer {response._header.correlation_id} to request {correlation}: out of order"
+            )
         return response
 
-    def close(self) -> None:
+    async def close(self) -> None:
         self._writer.close()
+        await self._writer.wait_closed()
 
 
 @dataclass(frozen=True)
@@ -151,6 +160,9 @@ class Lane:
         ids = [""] * len(conns)
         if vj >= 4:
             first = await asyncio.gather(*(join(c, "") for c in conns))
+            for r in first:
+                if r.error_code not in (0, MEMBER_ID_REQUIRED):
+                    raise RuntimeError(f"JoinGroup {gid}: error {r.error_code}")
             ids = [r.member_id for r in first]
         joined = await asyncio.gather(*(join(c, m) for c, m in zip(conns, ids, strict=True)))
         for r in joined:
@@ -158,11 +170,9 @@ class Lane:
                 raise RuntimeError(f"JoinGroup {gid}: error {r.error_code}")
         leader = joined[0].leader
         members = sorted(m.member_id for r in joined for m in r.members)
-        parts = [(t, p) for t in topics for p in range(self.shape.partitions)]
         assignments = []
         for n, m in enumerate(members):
-            mine = parts[n :: len(members)]
-            owned = [(t, [p for tt, p in mine if tt == t]) for t in topics]
+            owned = [(t, _range(n, len(members), self.shape.partitions)) for t in topics]
             assignments.append(
                 SyncGroupRequest.SyncGroupRequestAssignment(
                     member_id=m, assignment=encode_assignment(Assignment(3, owned))
@@ -186,9 +196,18 @@ class Lane:
             if s.error_code:
                 raise RuntimeError(f"SyncGroup {gid}: error {s.error_code}")
 
-    def close(self) -> None:
+    async def close(self) -> None:
         for c in itertools.chain([self._lookup] if self._lookup else [], *self._pool.values()):
-            c.close()
+            await c.close()
+
+
+def _range(n: int, members: int, partitions: int) -> list[int]:
+    """The partitions of a topic that `range` gives the `n`-th of `members` members (sorted by
+    member id, all subscribed): consecutive ones, the first members one more when they do not
+    divide evenly."""
+    each, extra = divmod(partitions, members)
+    start = n * each + min(n, extra)
+    return list(range(start, start + each + (1 if n < extra else 0)))
 
 
 def _negotiate(bootstrap: str) -> tuple[Versions, dict[int, Any]]:
@@ -212,12 +231,17 @@ def _negotiate(bootstrap: str) -> tuple[Versions, dict[int, Any]]:
 
 
 def create_topics(bootstrap: str, shape: Shape) -> None:
+    from confluent_kafka import KafkaException
     from confluent_kafka.admin import AdminClient, NewTopic
 
     admin = AdminClient({"bootstrap.servers": bootstrap})
     new = [NewTopic(t, shape.partitions, 1) for t in shape.topic_names()]
     for f in admin.create_topics(new).values():
-        f.result(30)
+        try:
+            f.result(30)
+        except KafkaException as exc:  # a second build on the same broker reuses the topics
+            if exc.args[0].code() != TOPIC_ALREADY_EXISTS:
+                raise
 
 
 async def _build(
@@ -238,7 +262,7 @@ async def _build(
                 if done % step == 0:
                     print(f"  {done} groups joined", file=sys.stderr, flush=True)
         finally:
-            worker.close()
+            await worker.close()
 
     await asyncio.gather(*(lane() for _ in range(min(lanes, len(groups)))))
 
@@ -252,10 +276,27 @@ def build(
 ) -> float:
     """Create the shape's topics and `groups` Stable groups on the cluster; the seconds it took
     to form the groups (topics not counted)."""
+    _open_files(lanes * (shape.members + 1) + 64)
     create_topics(bootstrap, shape)
     t = time.monotonic()
     asyncio.run(_build(bootstrap, range(groups), shape, lanes, int(session_timeout_s * 1000)))
-    return time.monotonic() - t
+    seconds = time.monotonic() - t
+    if seconds > session_timeout_s:
+        print(
+            f"warning: building took {seconds:.0f} s, past the {session_timeout_s:.0f} s session"
+            " timeout: the first groups have expired (raise --session-timeout-s)",
+            file=sys.stderr,
+        )
+    return seconds
+
+
+def _open_files(needed: int) -> None:
+    """Raise this process's open-file limit to `needed` connections where the hard limit
+    allows (each lane holds a connection per member and coordinator)."""
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if soft != resource.RLIM_INFINITY and soft < needed:
+        want = needed if hard == resource.RLIM_INFINITY else min(needed, hard)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (want, hard))
 
 
 def main(argv: list[str] | None = None) -> int:

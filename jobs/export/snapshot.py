@@ -556,8 +556,9 @@ def collect(
     used: set[str] = set()
     ends = _EndOffsets(client)
     # one chunk at least: an estate with no group asks the cluster what one with groups does
-    for start in range(0, max(1, len(candidates)), max(1, opts.chunk_groups)):
-        part = candidates[start : start + opts.chunk_groups]
+    size = max(1, opts.chunk_groups)
+    for start in range(0, max(1, len(candidates)), size):
+        part = candidates[start : start + size]
         # the chunk records skipped, failed and empty groups in the snapshot's own dicts
         chunk = Snapshot(cluster=info, skipped=snap.skipped, failed=snap.failed, empty=snap.empty)
         raw, cgd, where = _describe(
@@ -592,17 +593,16 @@ class _EndOffsets:
     def __init__(self, client: Client) -> None:
         self._client = client
         self.known: dict[tuple[str, int], int] = {}
-        self._asked: set[tuple[str, int]] | None = None
+        self._asked = False
 
     def of(self, info: ClusterInfo, tps: set[tuple[str, int]]) -> dict[tuple[str, int], int]:
         # every partition the chunk wants, after its committed offsets: committed <= log end
-        new = set(tps)
-        if new or self._asked is None:  # the first chunk asks even for none (API check)
-            got, failed = self._client.end_offsets(_leaders(info, new))
+        if tps or not self._asked:  # the first chunk asks even for none (API check)
+            got, failed = self._client.end_offsets(_leaders(info, set(tps)))
             for tp, reason in sorted(failed.items()):
                 log.warning("log end offset of %s-%d: %s", tp[0], tp[1], reason)
             self.known.update(got)
-            self._asked = (self._asked or set()) | new
+            self._asked = True
         return self.known
 
 

@@ -188,6 +188,7 @@ def test_an_export_a_group_at_a_time_writes_the_rows_of_one_in_a_piece(
     try:
         whole = collect(client, Options())
         chunked = collect(client, Options(chunk_groups=1), sink.write)
+        unchunked = collect(client, Options(chunk_groups=0))  # taken as one group a chunk
     finally:
         client.close()
     write_snapshot(str(tmp_path), chunked.tables(), {}, sink)
@@ -198,7 +199,7 @@ def test_an_export_a_group_at_a_time_writes_the_rows_of_one_in_a_piece(
     for name, expected in whole.tables().items():
         assert rows(pq.read_table(tmp_path / name).to_pylist()) == rows(expected), name
     assert len(list((tmp_path / "offsets").glob("*.parquet"))) > 1
-    assert chunked.row_counts() == whole.row_counts()
+    assert chunked.row_counts() == whole.row_counts() == unchunked.row_counts()
     assert (
         chunked.exported_groups()
         == whole.exported_groups()

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import ctypes
 import errno
+import functools
 import json
 import logging
 import os
@@ -177,17 +178,33 @@ def test_a_coordinator_answering_garbage_fails_its_groups(
     no_traceback(caplog)
 
 
+@pytest.mark.parametrize("when", ["collecting", "finishing"])
 def test_a_full_disk_while_writing_is_one_line_and_keeps_the_previous_snapshot(
     broker: Noida,
     groups: list[str],
     tmp_path: Path,
     monkeypatch: pytest.MonkeyPatch,
     caplog: pytest.LogCaptureFixture,
+    when: str,
 ) -> None:
+    """The disk fills while a chunk's rows stream out (files of one row) or while the last
+    files and `_snapshot.json` are written."""
     out = tmp_path / "snap"
     before = previous_snapshot(out)
     real = writer.pq.write_table
     calls = [0]
+    finished: list[bool] = []
+    real_finish = export_snapshot.write_snapshot
+    if when == "collecting":
+        monkeypatch.setattr(
+            export_snapshot, "TableSink", functools.partial(writer.TableSink, file_rows=1)
+        )
+
+    def finish(*args: Any, **kwargs: Any) -> None:
+        finished.append(True)
+        real_finish(*args, **kwargs)
+
+    monkeypatch.setattr(export_snapshot, "write_snapshot", finish)
 
     def fill_up(table: Any, where: Any, *args: Any, **kwargs: Any) -> None:
         calls[0] += 1
@@ -202,6 +219,7 @@ def test_a_full_disk_while_writing_is_one_line_and_keeps_the_previous_snapshot(
     assert len(errors) == 1
     assert errors[0].startswith(f"cannot write the snapshot {out}, nothing written")
     assert "No space left on device" in errors[0]
+    assert finished == ([] if when == "collecting" else [True])
     no_traceback(caplog)
     assert contents(out) == before
     assert leftovers(out) == []
