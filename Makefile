@@ -119,9 +119,22 @@ $(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOUR
 	$(PY) -m $(TOOLS).planner_env $@
 
 .PHONY: test
-test: ## Install everything (side by side), then lint, typecheck, test-main, test-pure, test-cluster, test-airflow
+test: ## Install everything (side by side), then lint, typecheck and every suite in two lanes side by side
 	$(MAKE) --no-print-directory -j4 --output-sync=target installed
-	$(MAKE) --no-print-directory lint typecheck test-main test-pure test-cluster test-airflow
+	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-cpu test-lane-live
+
+# Two lanes, side by side (`make test`). The CPU lane, at a lower priority (nice): lint, types,
+# the main suite on every core and the pure core's unit tests. The live lane, at normal
+# priority: the live librdkafka groups (they mostly wait on the mock coordinator's join
+# windows, and a member that is not scheduled in time misses one), then the standalone cluster
+# and the DAG. Each lane runs its targets one after another.
+.PHONY: test-lane-cpu
+test-lane-cpu: $(CORE_STAMP) chromium
+	nice -n 10 $(MAKE) --no-print-directory -j1 lint typecheck test-main test-pure
+
+.PHONY: test-lane-live
+test-lane-live: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV)
+	$(MAKE) --no-print-directory -j1 test-librdkafka test-cluster test-airflow
 
 # pip's downloads, the core's compile and Chromium's install overlap.
 .PHONY: installed
@@ -138,10 +151,18 @@ FAST := -m "not spark and not e2e and not live and not cluster and not slow"
 NO_JVM := -m "not spark and not e2e and not live and not cluster"
 # the compiled core is a prerequisite: its test fails (not skips) when it is missing
 COMPILED_PYTEST := PLANNER_EXPECT_COMPILED=1 $(PY) -m pytest
+# Real librdkafka consumers in groups on librdkafka's mock cluster: the cases of one module,
+# a few groups at a time (make test-librdkafka).
+LIBRDKAFKA_TESTS := tests/jobs/export/test_librdkafka_assignors.py
 
 .PHONY: test-main
-test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's and the live stories: unit, Spark, end to end, live brokers, in parallel
-	$(COMPILED_PYTEST) $(XDIST) --durations=10 --junitxml=build/junit-main.xml -m "not cluster and not stories"
+test-main: $(CORE_STAMP) chromium ## Every test but the standalone cluster's, the live librdkafka groups and the live stories: unit, Spark, end to end, live brokers, in parallel
+	$(COMPILED_PYTEST) $(XDIST) --durations=10 --junitxml=build/junit-main.xml \
+		-m "not cluster and not stories" --ignore=$(LIBRDKAFKA_TESTS)
+
+.PHONY: test-librdkafka
+test-librdkafka: $(STAMP) ## Groups of real librdkafka consumers on librdkafka's mock cluster: each planned and compared with what its members hold
+	$(PY) -m pytest --durations=3 --junitxml=build/junit-librdkafka.xml -m "not stories" $(LIBRDKAFKA_TESTS)
 
 # Multi-round cooperative rebalances of real librdkafka consumers: on a quiet machine they
 # settle on the variant's plan; under load a member's rejoin can fall between rounds.
