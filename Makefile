@@ -119,22 +119,22 @@ $(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOUR
 	$(PY) -m $(TOOLS).planner_env $@
 
 .PHONY: test
-test: ## Install everything (side by side), then lint, typecheck and every suite in two lanes side by side
+test: ## Install everything (side by side), then every suite, lint and typecheck in two lanes side by side
 	$(MAKE) --no-print-directory -j4 --output-sync=target installed
-	$(MAKE) --no-print-directory -j2 --output-sync=target test-lane-cpu test-lane-live
+	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-lane-cpu test-lane-live
 
-# Two lanes, side by side (`make test`). The CPU lane, at a lower priority (nice): lint, types,
-# the main suite on every core and the pure core's unit tests. The live lane, at normal
-# priority: the live librdkafka groups (they mostly wait on the mock coordinator's join
-# windows, and a member that is not scheduled in time misses one), then the standalone cluster
-# and the DAG. Each lane runs its targets one after another.
+# Two lanes, side by side (`make test`), each running its targets one after another. The CPU
+# lane, at a lower priority (nice): the main suite on every core, then the pure core's unit
+# tests. The live lane, at normal priority: the live librdkafka groups first (they mostly wait
+# on the mock coordinator's join windows, and a member that is not scheduled in time misses
+# one), then the standalone cluster, the DAG, lint and types.
 .PHONY: test-lane-cpu
-test-lane-cpu: $(CORE_STAMP) chromium
-	nice -n 10 $(MAKE) --no-print-directory -j1 lint typecheck test-main test-pure
+test-lane-cpu: $(CORE_STAMP) chromium ## make test's CPU lane, at a lower priority: test-main, then test-pure
+	nice -n 10 $(MAKE) --no-print-directory -j1 test-main test-pure
 
 .PHONY: test-lane-live
-test-lane-live: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV)
-	$(MAKE) --no-print-directory -j1 test-librdkafka test-cluster test-airflow
+test-lane-live: $(CORE_STAMP) $(EXEC_STAMP) $(AIRFLOW_STAMP) $(PLANNER_ENV) ## make test's live lane: test-librdkafka, test-cluster, test-airflow, lint, typecheck
+	$(MAKE) --no-print-directory -j1 test-librdkafka test-cluster test-airflow lint typecheck
 
 # pip's downloads, the core's compile and Chromium's install overlap.
 .PHONY: installed
