@@ -121,13 +121,19 @@ $(PLANNER_ENV): $(CORE_STAMP) pyproject.toml tools/planner_env.py $(SHIPPED_SOUR
 .PHONY: test
 test: ## Install everything (side by side), then every suite, lint and typecheck in two lanes side by side
 	$(MAKE) --no-print-directory -j4 --output-sync=target installed
-	$(MAKE) --no-print-directory -j2 --output-sync=recurse test-lane-cpu test-lane-live
+	@mkdir -p build; \
+	$(MAKE) --no-print-directory test-lane-live > build/test-lane-live.log 2>&1 & live=$$!; \
+	$(MAKE) --no-print-directory test-lane-cpu > build/test-lane-cpu.log 2>&1; cpu=$$?; \
+	cat build/test-lane-cpu.log; wait $$live; live=$$?; cat build/test-lane-live.log; \
+	echo "make test: CPU lane exit $$cpu, live lane exit $$live"; [ $$cpu = 0 ] && [ $$live = 0 ]
 
-# Two lanes, side by side (`make test`), each running its targets one after another. The CPU
-# lane, at a lower priority (nice): the main suite on every core, then the pure core's unit
-# tests. The live lane, at normal priority: the live librdkafka groups first (they mostly wait
-# on the mock coordinator's join windows, and a member that is not scheduled in time misses
-# one), then the standalone cluster, the DAG, lint and types.
+# Two lanes side by side (`make test`), each running its targets one after another. They are
+# two shell jobs: under `make -j2` the second lane sometimes waited for the first. Each lane's
+# output goes to build/test-lane-*.log, printed when the lane ends. The CPU lane, at a lower
+# priority (nice): the main suite on every core, then the pure core's unit tests. The live
+# lane, at normal priority: the live librdkafka groups first (they mostly wait on the mock
+# coordinator's join windows, and a member that is not scheduled in time misses one), then
+# the standalone cluster, the DAG, lint and types.
 .PHONY: test-lane-cpu
 test-lane-cpu: $(CORE_STAMP) chromium ## make test's CPU lane, at a lower priority: test-main, then test-pure
 	nice -n 10 $(MAKE) --no-print-directory -j1 test-main test-pure

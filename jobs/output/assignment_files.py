@@ -12,7 +12,7 @@ metadata in each file.
 
 Why: the JVM's shuffle, row sort and Parquet encoder are several times slower than pyarrow
 reading, sorting and writing the same rows (docs/performance.md). The rows of one file are
-sorted in one worker's memory, so `fits` sends a run whose files would hold more than
+held in one worker's memory, so `fits` sends a run whose files would hold more than
 `MAX_ROWS_PER_FILE` rows through Spark, which spills to disk.
 """
 
@@ -37,12 +37,14 @@ from jobs.tables.schemas import spark_fields
 # The output file index of each row of a bucket's rows file
 # (see `spark_layout.spark_file_index`).
 FILE_INDEX = "file"
-# Rows a file, on average, that one worker sorts in memory (the rows read, their sort keys
-# and the sorted copy; about 0.3 GB a million rows at the peak, docs/performance.md).
+# Rows a file, on average, that one worker holds (the rows read, dictionary-encoded, their
+# sort keys and one strategy's rows as text; docs/performance.md).
 MAX_ROWS_PER_FILE = 10_000_000
 # Rows per row group: about what Spark's 2 MiB row groups (jobs.plan.pipeline) hold of these rows,
 # so that a reader of one group skips the rest by their statistics as it does in Spark's files.
 ROWS_PER_ROW_GROUP = 200_000
+# The text columns of the rows read, read dictionary-encoded.
+_TEXT = [c.name for c in ASSIGNMENTS.columns if c.type == pa.string()] + [PAYLOAD]
 
 
 def file_schema(spark_version: str) -> pa.Schema:
@@ -52,10 +54,9 @@ def file_schema(spark_version: str) -> pa.Schema:
     return spark_file_schema(spark_fields(columns), spark_version)
 
 
-def _rank(values: pa.Array) -> np.ndarray:
+def _rank(values: pa.DictionaryArray) -> np.ndarray:
     """Each value's rank among the distinct values, in Spark's order (UTF-8 bytes)."""
-    encoded = pc.dictionary_encode(values)
-    ranks: np.ndarray = _ranks(encoded.dictionary)[encoded.indices.to_numpy(False)]
+    ranks: np.ndarray = _ranks(values.dictionary)[values.indices.to_numpy(False)]
     return ranks
 
 
@@ -108,54 +109,55 @@ def write_file(
     partition folder. Returns the rows written per strategy. Each file is written under a
     hidden name and renamed into place, so a retried or speculative attempt replaces it.
 
-    The further strategies' rows (the pyarrow twin of `jobs.plan.pipeline.split_output`'s
-    explode) are sorted as indices into the rows read, by integer keys (each string's rank):
-    every row is copied once, into its final place."""
+    The rows are read once, their text columns dictionary-encoded (a group id, member id or
+    topic repeats over a group's partitions and strategies); the further strategies' rows
+    (the pyarrow twin of `jobs.plan.pipeline.split_output`'s explode) are indices into them.
+    Each strategy's rows are then sorted by integer keys (each string's rank), decoded and
+    written in turn, so only one strategy's rows are ever held as text."""
     import pyarrow.dataset as ds
 
-    parquet = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=[PAYLOAD]))
+    parquet = ds.ParquetFileFormat(read_options=ds.ParquetReadOptions(dictionary_columns=_TEXT))
     read = ds.dataset(rows_dir, format=parquet).to_table(
         columns=[*ASSIGNMENTS.names, PAYLOAD],
         filter=pc.field(FILE_INDEX) == index,
     )
     if read.num_rows == 0:
         return {}
-    rows = read.drop_columns([PAYLOAD]).combine_chunks()
-    own = pc.dictionary_encode(rows["strategy"].chunk(0))
-    copies = _Copies(
-        read[PAYLOAD].unify_dictionaries().combine_chunks(), own.dictionary.to_pylist()
-    )
+    read = read.unify_dictionaries().combine_chunks()
+    rows = read.drop_columns([PAYLOAD])
+    own = rows["strategy"].chunk(0)
+    copies = _Copies(read[PAYLOAD].chunk(0), own.dictionary.to_pylist())
+    del read
     parents = copies.parents
-    # the rows, then their copies: keys strategy, group_id, topic, partition
-    name_rank = _ranks(pa.array(copies.names, pa.string()))
-    strategy = name_rank[np.concatenate([own.indices.to_numpy(False), copies.strategies])]
-    keys = {"strategy": strategy}
-    for column in ("group_id", "topic", "partition"):
-        values = rows[column].chunk(0)
-        key = values.to_numpy(False) if column == "partition" else _rank(values)
-        keys[column] = np.concatenate([key, key[parents]])
-    by = [(k, "ascending") for k in keys]
-    order = pc.sort_indices(pa.table(keys), sort_keys=by).to_numpy().astype(np.int64)
     n = rows.num_rows
-    source = order.copy()
-    copied = order >= n
-    source[copied] = parents[order[copied] - n]
-    rounds = rows["rebalance_round"].to_numpy()
+    # each row, then each copy: its strategy (an index into copies.names) and its round
+    strategy = np.concatenate([own.indices.to_numpy(False), copies.strategies])
+    rounds = rows["rebalance_round"].chunk(0).to_numpy(False)
     copy_rounds = np.where(copies.rounds == _NO_ROUND, rounds[parents], copies.rounds)
-    out = rows.take(pa.array(source))
-    out = out.set_column(
-        out.schema.get_field_index("rebalance_round"),
-        "rebalance_round",
-        pa.array(np.concatenate([rounds, copy_rounds]).astype(np.int32)[order]),
-    )
-    ranked = strategy[order]
-    name_of = dict(zip(name_rank.tolist(), copies.names, strict=True))
+    rounds = np.concatenate([rounds, copy_rounds]).astype(np.int32)
+    group = _rank(rows["group_id"].chunk(0))
+    topic = _rank(rows["topic"].chunk(0))
+    partition = rows["partition"].chunk(0).to_numpy(False)
+    by_strategy = np.argsort(strategy, kind="stable")
+    ordered = strategy[by_strategy]
     written = {}
-    for start, end in runs(ranked):
-        name = name_of[int(ranked[start])]
+    for start, end in runs(ordered):
+        name = copies.names[int(ordered[start])]
+        picked = by_strategy[start:end]
+        source = picked.copy()
+        copied = picked >= n
+        source[copied] = parents[picked[copied] - n]
+        keys = pa.table({"g": group[source], "t": topic[source], "p": partition[source]})
+        order = pc.sort_indices(keys, [(k, "ascending") for k in ("g", "t", "p")]).to_numpy()
+        part = rows.take(pa.array(source[order]))
+        part = part.set_column(
+            part.schema.get_field_index("rebalance_round"),
+            "rebalance_round",
+            pa.array(rounds[picked[order]]),
+        )
+        part = part.select(schema.names).cast(schema)
         folder = os.path.join(table_dir, partition_folder("strategy", name))
         os.makedirs(folder, exist_ok=True)
-        part = out.slice(start, end - start).select(schema.names).cast(schema)
         _write_whole(part, os.path.join(folder, f"part-{index:05d}-{token}.c000.snappy.parquet"))
         written[name] = end - start
     return written

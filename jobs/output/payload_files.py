@@ -40,9 +40,9 @@ TABLES = {k: TABLE_OF[k].name for k in (KIND_METRICS, KIND_REBALANCE_COSTS)}
 # each table, so that a reader of one group skips the others by their statistics as it does
 # in Spark's files.
 ROWS_PER_ROW_GROUP = {"balance_metrics": 20_000, "rebalance_costs": 400_000}
-# Rows of one table that a task reads at most, else Spark writes that table. Each task reads
-# the staged rows of every table it writes (payloads and group ids, about 100 bytes a row
-# at the peak): at most about 2 GB for the two tables.
+# Rows of one table that a task handles at most, else Spark writes that table. Each task reads
+# the staged rows of every table it writes a batch at a time and holds its own file's rows,
+# decoded (docs/performance.md).
 MAX_ROWS = 10_000_000
 
 
@@ -58,30 +58,46 @@ def write_files(
     """Output file `index` of the table of each of `kinds` (into `tmp_dir`/TABLE) from the
     staged rows, read once for all of them; returns the rows written per kind.
 
+    The staged rows are read a batch at a time, and each batch's rows of this file decoded
+    at once: a task holds its own file's decoded rows, never every file's payload text.
+
     A file with no rows is not written (as Spark writes none for an empty partition), but
     for an empty table file 0 is: Spark writes one, for the schema."""
     import pyarrow.dataset as ds
     import pyarrow.parquet as pq
 
     kinds = list(kinds)
-    staged = ds.dataset(staged_dir, format="parquet").to_table(
+    schemas = {k: spark_file_schema(spark_fields(TABLE_OF[k].columns), version) for k in kinds}
+    decoded: dict[str, list[pa.Table]] = {k: [] for k in kinds}
+    staged = dict.fromkeys(kinds, 0)
+    batches = ds.dataset(staged_dir, format="parquet").to_batches(
         columns=["kind", "group_id", PAYLOAD], filter=pc.field("kind").isin(kinds)
     )
-    kind_of = staged["kind"].combine_chunks()
-    group_ids = staged["group_id"].combine_chunks()
-    payloads = staged[PAYLOAD].combine_chunks()
-    mine = group_file_index(group_ids, files) == index
+    for batch in batches:
+        if batch.num_rows == 0:
+            continue
+        group_ids, payloads = batch["group_id"], batch[PAYLOAD]
+        mine = group_file_index(group_ids, files) == index
+        for kind in kinds:
+            of_kind = pc.equal(batch["kind"], kind).to_numpy(zero_copy_only=False)
+            staged[kind] += int(of_kind.sum())
+            rows = np.flatnonzero(of_kind & mine)
+            if len(rows):
+                taken = pa.array(rows)
+                part = decode(kind, group_ids.take(taken), payloads.take(taken), schemas[kind])
+                decoded[kind].append(part)
     written = {}
     for kind in kinds:
         table = TABLES[kind]
-        of_kind = pc.equal(kind_of, kind).to_numpy(zero_copy_only=False)
-        rows = np.flatnonzero(of_kind & mine)
-        written[kind] = len(rows)
-        if not len(rows) and (index != 0 or of_kind.any()):
+        written[kind] = sum(part.num_rows for part in decoded[kind])
+        if not written[kind] and (index != 0 or staged[kind]):
             continue
-        schema = spark_file_schema(spark_fields(TABLE_OF[kind].columns), version)
-        taken = pa.array(rows)
-        out = decode(kind, group_ids.take(taken), payloads.take(taken), schema)
+        none = pa.array([], pa.string())
+        out = (
+            pa.concat_tables(decoded.pop(kind))
+            if decoded[kind]
+            else decode(kind, none, none, schemas[kind])
+        )
         order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
         out = out.take(order)
         folder = os.path.join(tmp_dir, table)

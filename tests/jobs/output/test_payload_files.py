@@ -152,3 +152,37 @@ def test_the_hash_over_arrays_is_the_hash_of_each_value() -> None:
     ]
     assert spark_string_hashes(pa.array([""])).tolist() == [spark_string_hash("")]
     assert spark_string_hashes(pa.array([], pa.string())).tolist() == []
+
+
+def test_rows_staged_in_many_files_write_what_one_file_writes(tmp_path: Path) -> None:
+    # The staged rows are read a batch at a time: the files hold the same rows, in order.
+    rng = random.Random(7)
+    rows = []
+    for g in range(60):
+        group = f"g{g:02d}"
+        for strategy in ("range", "sticky"):
+            cost = _cost(group, strategy, "member_leave", rng.randrange(9))
+            rows.append((KIND_REBALANCE_COSTS, group, costs_payload(cost)))
+            metrics = {"group_id": group, "strategy": strategy, "member_count": g % 5}
+            rows.append((KIND_METRICS, group, json.dumps(metrics)))
+    rng.shuffle(rows)
+    whole = tmp_path / "whole"
+    whole.mkdir()
+    staged = _staged(whole, rows)
+    pieces = tmp_path / "pieces"
+    pieces.mkdir()
+    staged_pieces = _staged(pieces, rows[:7])
+    for i in range(7, len(rows), 13):
+        columns = zip(*rows[i : i + 13], strict=True)
+        names = ("kind", "group_id", "payload")
+        table = pa.table({k: pa.array(v, pa.string()) for k, v in zip(names, columns, strict=True)})
+        pq.write_table(table, Path(staged_pieces) / f"part-{i:05d}-x.c000.snappy.parquet")
+    kinds = [KIND_METRICS, KIND_REBALANCE_COSTS]
+    for index in (0, 1, 2):
+        one = write_files(index, 3, kinds, staged, str(whole), "t", "4")
+        many = write_files(index, 3, kinds, staged_pieces, str(pieces), "t", "4")
+        assert one == many
+    assert sum(one.values()) > 0
+    for table in payload_files.TABLES.values():
+        assert _read(whole / table) == _read(pieces / table)
+        assert len(_read(pieces / table)) == len(rows) // 2
