@@ -94,11 +94,17 @@ BUCKETS_PER_CORE = 16
 # of its groups are held at once; docs/performance.md, "Memory"). Larger estates get more
 # buckets rather than larger ones, so a worker's memory does not grow with the estate.
 MEMBERS_PER_BUCKET = 20_000
+# A bucket has a fixed cost (its Arrow batch, the guard's fork, its timing row) that a
+# small estate's planning does not repay: below 16 buckets a core, a bucket gets at least
+# MIN_MEMBERS_PER_BUCKET members, and every core at least one bucket (docs/performance.md).
+MIN_MEMBERS_PER_BUCKET = 1_000
 
 
 def default_buckets(members: int, cores: int) -> int:
-    """`buckets = 0`: 16 per core, and at least one per MEMBERS_PER_BUCKET members."""
-    return max(BUCKETS_PER_CORE * cores, -(-members // MEMBERS_PER_BUCKET))
+    """`buckets = 0`: 16 per core, at least one per MEMBERS_PER_BUCKET members, and for a
+    small estate no more than one per MIN_MEMBERS_PER_BUCKET members (one per core at least)."""
+    small = max(cores, min(BUCKETS_PER_CORE * cores, -(-members // MIN_MEMBERS_PER_BUCKET)))
+    return max(small, -(-members // MEMBERS_PER_BUCKET))
 
 
 # Row groups of the output tables. Files are sorted by group_id, so small row groups let a

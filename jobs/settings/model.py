@@ -258,7 +258,10 @@ class ExecutionSection(Section):
 
     # More buckets than groups only adds empty tasks.
     buckets: int = integer(
-        0, 0, 100_000, "0 = 16 x the default parallelism, at most 20,000 members a bucket"
+        0,
+        0,
+        100_000,
+        "0 = 16 x the default parallelism, at least 1,000 and at most 20,000 members a bucket",
     )
     # part files per table: more than a few thousand only makes small files
     output_files: int = integer(2, 1, 10_000)

@@ -32,7 +32,7 @@ NEEDLES = [
     "planner.balance_by must be one of",
     "unknown scenario 'meteor'",
     "execution.buckets must be an integer >= 0 and <= 100,000 (0 = 16 x the default"
-    " parallelism, at most 20,000 members a bucket), got 'many'",
+    " parallelism, at least 1,000 and at most 20,000 members a bucket), got 'many'",
     "execution.output_files must be an integer >= 1 and <= 10,000, got 0",
     "unknown section 'excution'",
     "[spark] spark.driver.memory = 'lots' is invalid",
