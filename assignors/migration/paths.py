@@ -37,6 +37,9 @@ the same assignors, from the same strategy and with the members listed in the sa
 the same costs. Only the numbers are kept; every row and its texts are the group's own. Not
 shared: a group whose names could sort differently in Java and in Python, a plugin's bounce,
 and a bounce that raised.
+
+A rack-free group's bounce runs on partition numbers (`assignors.migration.numbered`), with
+the costs of the full replay (`shortcuts=False`).
 """
 
 from __future__ import annotations
@@ -65,12 +68,13 @@ from assignors.migration.conditions import (
     MigrationSettings,
     upgrade_refusal,
 )
+from assignors.migration.numbered import NumberedBounce
 from assignors.model import CONSUMER, Assignment, GroupSpec, Member, java_sorted
 from assignors.planner import GroupPlan
 from assignors.protocol import is_cooperative
 from assignors.racks import sticky_rack_aware
 from assignors.whatif.lookalike import BounceMemo, GroupShape
-from assignors.whatif.simulation import ScenarioCost, _Simulator, _State
+from assignors.whatif.simulation import ScenarioCost, _Simulator
 
 CLASSIC_TO_CONSUMER: Final = "classic_to_consumer"
 EAGER_TO_COOPERATIVE: Final = "eager_to_cooperative"
@@ -137,31 +141,37 @@ def _simulator(
 
 
 class _Bounce:
-    """The group through one rolling bounce: its state, and the simulators of the assignor
-    each step runs."""
+    """The group through one rolling bounce, every step replayed in full: its state, and the
+    simulators of the assignors its steps run (by index)."""
 
-    def __init__(self, spec: GroupSpec, start: Assignment) -> None:
+    def __init__(self, spec: GroupSpec, start: Assignment, sims: list[_Simulator]) -> None:
         self.spec = spec
         self.by_id = {m.member_id: m for m in spec.members}
         self.order = [m.member_id for m in spec.members]
         self.start = start
-        self.state: _State | None = None
+        self.sims = sims
+        self.state = sims[0].steady
 
-    def begin(self, sim: _Simulator) -> None:
-        if self.state is None:
-            self.state = sim.steady
+    def again(self) -> _Bounce:
+        """The same bounce from `start` again."""
+        return _Bounce(self.spec, self.start, self.sims)
 
-    def restart(self, member_id: str, leave: _Simulator, rejoin: _Simulator) -> ScenarioCost:
-        """`member_id` restarts: a dynamic member leaves (a rebalance by `leave`) and rejoins
-        owning nothing (by `rejoin`); a static one rejoins keeping what it owns."""
-        self.begin(leave)
+    def converted(self, by: int) -> int:
+        """What moves when every member rebalances from `start` under step `by`."""
+        sim = self.sims[by]
+        state = sim.steady
+        return sim.step(state, state.owning())[1].moved
+
+    def restart(self, member_id: str, leave: int, rejoin: int) -> ScenarioCost:
+        """`member_id` restarts: a dynamic member leaves (a rebalance by step `leave`) and
+        rejoins owning nothing (by step `rejoin`); a static one rejoins keeping what it
+        owns."""
         state = self.state
-        assert state is not None
         cost = ScenarioCost("bounce")
         member = self.by_id[member_id]
         if not member.is_static:
             staying = tuple(m for m in state.owning() if m.member_id != member_id)
-            state, step = leave.step(state, staying, leaving=member_id)
+            state, step = self.sims[leave].step(state, staying, leaving=member_id)
             cost.record(step)
             back = member.owning((), None)
         else:
@@ -169,10 +179,30 @@ class _Bounce:
         present = {m.member_id: m for m in state.owning()}
         present[member_id] = back
         members = tuple(present[m] for m in self.order if m in present)
-        state, step = rejoin.step(state, members)
+        state, step = self.sims[rejoin].step(state, members)
         cost.record(step)
         self.state = state
         return cost
+
+
+Bounce = _Bounce | NumberedBounce
+
+
+def _bounce(
+    spec: GroupSpec,
+    start: Assignment,
+    steps: list[tuple[Assignor, bool]],
+    to_bounce: Sequence[str],
+    shortcuts: bool,
+) -> Bounce:
+    """A rolling bounce of `to_bounce` from `start` whose steps run the `steps`' (assignor,
+    cooperative): on partition numbers where that applies (`assignors.migration.numbered`),
+    unless `shortcuts` is off, else replayed in full."""
+    if shortcuts:
+        numbered = NumberedBounce.of(spec, start, steps, to_bounce)
+        if numbered is not None:
+            return numbered
+    return _Bounce(spec, start, [_simulator(spec, a, start, c) for a, c in steps])
 
 
 def _strategy_list(member: Member, catalog: StrategyCatalog) -> list[str]:
@@ -292,6 +322,7 @@ def group_migrations(
     max_members: int | None = None,
     max_partitions: int | None = None,
     memo: BounceMemo | None = None,
+    shortcuts: bool = True,
 ) -> list[MigrationRow]:
     """The `migrations` rows of a planned group: none for a `consumer` group whose members all
     use the consumer protocol.
@@ -300,7 +331,9 @@ def group_migrations(
     (`subscriptions.assignment_user_data`); `patterns`: member -> its `topic_pattern`;
     `max_members`, `max_partitions`: above either the bounce costs are null (the what-if's
     `scenario_max_members` and `scenario_max_partitions`). With a `memo`, a bounce shaped like
-    one costed before takes its costs (the same rows, the module docstring)."""
+    one costed before takes its costs (the same rows, the module docstring). `shortcuts=False`
+    replays every bounce in full, never on partition numbers (`assignors.migration.numbered`:
+    the reference that path is tested against)."""
     patterns = {} if patterns is None else patterns
     mixed = bool(spec.classic_members)
     if spec.group_protocol == CONSUMER and not mixed:
@@ -320,14 +353,26 @@ def group_migrations(
     alike = _Alike.of(spec, memo) if memo is not None and costed else None
     rows = [
         _classic_to_consumer(
-            spec, plan, catalog, settings, strategy, to_bounce, user_data, patterns, costed, alike
+            spec,
+            plan,
+            catalog,
+            settings,
+            strategy,
+            to_bounce,
+            user_data,
+            patterns,
+            costed,
+            alike,
+            shortcuts,
         )
     ]
     if not mixed and strategy is not None:
         old = _assignor(catalog, strategy)
         if old is not None and not is_cooperative(old):
             rows.extend(
-                _eager_to_cooperative(spec, plan, catalog, strategy, to_bounce, costed, alike)
+                _eager_to_cooperative(
+                    spec, plan, catalog, strategy, to_bounce, costed, alike, shortcuts
+                )
             )
     return rows
 
@@ -343,6 +388,7 @@ def _classic_to_consumer(
     patterns: Mapping[str, str],
     costed: bool,
     alike: _Alike | None,
+    shortcuts: bool,
 ) -> MigrationRow:
     mixed = bool(spec.classic_members)
     if mixed:
@@ -400,7 +446,9 @@ def _classic_to_consumer(
             key = alike.key(CLASSIC_TO_CONSUMER, factories, label, to_bounce, start)
             costs = None if key is None else alike.memo.get(key)
         if costs is None:
-            costs = _classic_bounce(spec, start, target, None if mixed else old, to_bounce)
+            costs = _classic_bounce(
+                spec, start, target, None if mixed else old, to_bounce, shortcuts
+            )
             if key is not None and alike is not None:
                 alike.memo.put(key, costs)
         at_conversion, moved, paused, rebalances = costs
@@ -423,24 +471,22 @@ def _classic_bounce(
     target: Assignor,
     old: Assignor | None,
     to_bounce: Sequence[str],
+    shortcuts: bool = True,
 ) -> tuple[int, int, int, int]:
     """`classic_to_consumer`'s costs: (moved at conversion, moved, paused, rebalances); `old`
     runs the first leave (None: a mixed group, a consumer group already)."""
-    landing_sim = _simulator(spec, target, start, True)
-    converted = _Bounce(spec, start)
-    converted.begin(landing_sim)
-    state = converted.state
-    assert state is not None
-    _, conversion = landing_sim.step(state, state.owning())
-    bounce = BounceCost()
-    leave = landing_sim
+    landing = 0
+    steps = [(target, True)]
     if old is not None:
-        leave = _simulator(spec, old, start, is_cooperative(old))
-    walk = _Bounce(spec, start)
+        steps.append((old, is_cooperative(old)))
+    walk = _bounce(spec, start, steps, to_bounce, shortcuts)
+    at_conversion = walk.converted(landing)
+    bounce = BounceCost()
+    leave = landing if old is None else 1
     for mid in to_bounce:
-        bounce.add(walk.restart(mid, leave, landing_sim))
-        leave = landing_sim  # the group is a consumer group from the first rejoin on
-    return conversion.moved, bounce.moved, bounce.paused, bounce.rebalances
+        bounce.add(walk.restart(mid, leave, landing))
+        leave = landing  # the group is a consumer group from the first rejoin on
+    return at_conversion, bounce.moved, bounce.paused, bounce.rebalances
 
 
 def _eager_to_cooperative(
@@ -451,6 +497,7 @@ def _eager_to_cooperative(
     to_bounce: Sequence[str],
     costed: bool,
     alike: _Alike | None,
+    shortcuts: bool,
 ) -> list[MigrationRow]:
     lists = [_strategy_list(m, catalog) for m in spec.members]
     direct_safe = len(spec.members) <= 1 or all(COOPERATIVE_STICKY in names for names in lists)
@@ -496,7 +543,7 @@ def _eager_to_cooperative(
         key = alike.key(EAGER_TO_COOPERATIVE, (old_factory, coop_factory), label, to_bounce, start)
         costs = None if key is None else alike.memo.get(key)
     if costs is None:
-        costs = _cooperative_bounces(spec, start, old, coop, to_bounce, direct_safe)
+        costs = _cooperative_bounces(spec, start, old, coop, to_bounce, direct_safe, shortcuts)
         if key is not None and alike is not None:
             alike.memo.put(key, costs)
     two["first_bounce_moved"], two["first_bounce_paused"] = costs[0], costs[1]
@@ -513,25 +560,26 @@ def _cooperative_bounces(
     coop: Assignor,
     to_bounce: Sequence[str],
     direct_safe: bool,
+    shortcuts: bool = True,
 ) -> tuple[int, ...]:
     """`eager_to_cooperative`'s costs: the first bounce's moved and paused, the two bounces'
     moved and paused, then, when `direct_safe`, the one bounce's moved and paused."""
-    old_sim = _simulator(spec, old, start, False)
-    coop_sim = _simulator(spec, coop, start, True)
+    eager, cooperative = 0, 1
+    walk = _bounce(spec, start, [(old, False), (coop, True)], to_bounce, shortcuts)
     # two bounces: the old strategy runs every rebalance until the last rejoin of the first
-    first, walk = BounceCost(), _Bounce(spec, start)
+    first = BounceCost()
     for k, mid in enumerate(to_bounce):
         last = k == len(to_bounce) - 1
-        first.add(walk.restart(mid, old_sim, coop_sim if last else old_sim))
+        first.add(walk.restart(mid, eager, cooperative if last else eager))
     second = BounceCost()
     for mid in to_bounce:
-        second.add(walk.restart(mid, coop_sim, coop_sim))
+        second.add(walk.restart(mid, cooperative, cooperative))
     costs = (first.moved, first.paused, first.moved + second.moved, first.paused + second.paused)
     if not direct_safe:
         return costs
     # the first restarted member lists cooperative-sticky alone: the old strategy is no
     # longer common to all, the group switches at its rejoin
-    one, walk = BounceCost(), _Bounce(spec, start)
+    one, walk = BounceCost(), walk.again()
     for k, mid in enumerate(to_bounce):
-        one.add(walk.restart(mid, old_sim if k == 0 else coop_sim, coop_sim))
+        one.add(walk.restart(mid, eager if k == 0 else cooperative, cooperative))
     return (*costs, one.moved, one.paused)

@@ -56,7 +56,15 @@ from assignors.racks import member_rack
 from assignors.strategies import balanced, uniform
 from assignors.strategies.sticky import assignor as sticky
 
-__all__ = ["NumberedGroup", "StepCost"]
+__all__ = [
+    "NumberedGroup",
+    "StepCost",
+    "can_leave",
+    "numbered_start",
+    "numbered_step",
+    "partition_owners",
+    "rebalancer",
+]
 
 Rebalancer = Callable[[list[Member], list[list[int]]], tuple[list[list[int]], int]]
 """(members present, in rank order; what each owns) -> (what each gets, rounds)."""
@@ -96,7 +104,7 @@ def _balanced(total: int) -> Rebalancer:
     return run
 
 
-def _rebalancer(
+def rebalancer(
     assignor: Assignor, topics: list[str], sizes: list[int], alike: bool
 ) -> Rebalancer | None:
     """The numbered path of `assignor`, None unless it is a built-in one that has it for this
@@ -114,6 +122,38 @@ def _rebalancer(
     if kind is balanced.BalancedAssignor and getattr(assignor, "loads", None) is None:
         return _balanced(sum(sizes))
     return None
+
+
+def numbered_start(
+    spec: GroupSpec, topics: list[str], sizes: list[int], planned: Assignment
+) -> tuple[list[Member], list[TopicPartition], list[list[int]]] | None:
+    """The members ranked in Java order of member id, the partition table and what each rank
+    owns in `planned`; None when member ids repeat, or `planned` does not give each
+    subscribed partition at most once, to a member subscribing to its topic."""
+    members = spec.members
+    by_id = {m.member_id: m for m in members}
+    if len(by_id) != len(members):
+        return None
+    ranked = [by_id[i] for i in java_sorted(by_id)]
+    offsets, table = numbered_partitions(spec, topics)
+    size = dict(zip(topics, sizes, strict=True))
+    seen = bytearray(len(table))
+    start: list[list[int]] = []
+    for m in ranked:
+        mine: list[int] = []
+        for t, p in planned.get(m.member_id, ()):
+            base = offsets.get(t)
+            if base is None or not 0 <= p < size[t] or t not in m.topics:
+                return None
+            g = base + p
+            if seen[g]:
+                return None
+            seen[g] = 1
+            mine.append(g)
+        start.append(mine)
+    if planned.keys() - by_id.keys():
+        return None
+    return ranked, table, start
 
 
 class StepCost(NamedTuple):
@@ -183,32 +223,13 @@ class NumberedGroup:
         alike = all(m.topics == first for m in members)
         topics = spec.subscribed_topics()
         sizes = [spec.partition_count(t) for t in topics]
-        total = sum(sizes)
-        rebalance = _rebalancer(assignor, topics, sizes, alike) if total else None
+        rebalance = rebalancer(assignor, topics, sizes, alike) if sum(sizes) else None
         if rebalance is None:
             return None
-        by_id = {m.member_id: m for m in members}
-        if len(by_id) != len(members):
+        numbered = numbered_start(spec, topics, sizes, planned)
+        if numbered is None:
             return None
-        ranked = [by_id[i] for i in java_sorted(by_id)]
-        offsets, table = numbered_partitions(spec, topics)
-        size = dict(zip(topics, sizes, strict=True))
-        seen = bytearray(total)
-        start: list[list[int]] = []
-        for m in ranked:
-            mine: list[int] = []
-            for t, p in planned.get(m.member_id, ()):
-                base = offsets.get(t)
-                if base is None or not 0 <= p < size[t] or t not in m.topics:
-                    return None
-                g = base + p
-                if seen[g]:
-                    return None
-                seen[g] = 1
-                mine.append(g)
-            start.append(mine)
-        if planned.keys() - by_id.keys():
-            return None
+        ranked, table, start = numbered
         lag = None if lags is None else [lags.get(tp, 0) for tp in table]
         return NumberedGroup(ranked, table, start, rebalance, lag, cooperative)
 
@@ -216,19 +237,8 @@ class NumberedGroup:
         return next(r for r, m in enumerate(self.members) if m.member_id == member_id)
 
     def can_leave(self, r: int) -> bool:
-        """Whether every topic member r subscribes to keeps a subscriber while it is away, so
-        the partitions stay numbered as they are (or r is the only member: the group is then
-        empty). A topic nobody else subscribes to would drop out of the assignment."""
-        members = self.members
-        if len(members) == 1:
-            return True
-        mine = members[r].topics
-        if all(m.topics == mine for m in members):
-            return True
-        for t in self.topics:
-            if t in mine and not any(t in m.topics for k, m in enumerate(members) if k != r):
-                return False
-        return True
+        """`can_leave` for member r of this group."""
+        return can_leave(self.members, self.topics, r)
 
     def restartable(self) -> bool:
         """Whether every dynamic member `can_leave` (a rolling restart's leaves)."""
@@ -249,7 +259,7 @@ class NumberedGroup:
 
     def _start_owners(self) -> list[int]:
         if self._owners is None:
-            self._owners = _owners(self.start, len(self.table))
+            self._owners = partition_owners(self.start, len(self.table))
         return self._owners
 
     def joined(self, joiner: Member) -> NumberedGroup | None:
@@ -304,39 +314,11 @@ class NumberedGroup:
     def _step(
         self, state: list[list[int]], owners: list[int], present: list[int], leaving: int
     ) -> tuple[list[list[int]], list[int], StepCost]:
-        """One rebalance of the `present` ranks from `state` (what every rank owns, `owners`
-        its owner by partition, -1 for none); returns the same of the state after it, and
-        the cost (`leaving`: the rank that left, -1 for none)."""
-        count = sum(map(len, state))
-        if present:
-            got, rounds = self.rebalance(
-                [self.members[r] for r in present], [state[r] for r in present]
-            )
-        else:  # the last member left: nothing to assign, no round
-            got, rounds = [], 0
-        lag = self.lag
-        after = [_NONE] * len(state)  # an absent rank owns nothing (the list is never changed)
-        new_owners = owners.copy()
-        kept = moved = lag_moved = assigned = 0
-        for r, mine in zip(present, got, strict=True):
-            after[r] = mine
-            assigned += len(mine)
-            for g in mine:
-                was = owners[g]
-                if was == r:
-                    kept += 1
-                    continue
-                new_owners[g] = r
-                if was != _NOBODY:
-                    moved += 1
-                if lag is not None:
-                    lag_moved += lag[g]
-        if assigned != len(new_owners):  # some partition is left without an owner
-            new_owners = _owners(after, len(new_owners))
-        lost = len(state[leaving]) if leaving >= 0 else 0
-        paused = count - kept if self.cooperative else count
-        step = StepCost(rounds, moved, paused, paused - lost, lag_moved if moved else 0)
-        return after, new_owners, step
+        """One rebalance of the `present` ranks from `state` (`numbered_step`)."""
+        rebalance, cooperative = self.rebalance, self.cooperative
+        return numbered_step(
+            self.members, state, owners, present, leaving, rebalance, cooperative, self.lag
+        )
 
     def named(self, lists: list[list[int]], absent: int = -1) -> Assignment:
         """An assignment by rank, under the members' ids and partition names (but the
@@ -349,11 +331,70 @@ class NumberedGroup:
         }
 
 
+def can_leave(members: list[Member], topics: list[str], r: int) -> bool:
+    """Whether every topic (of `topics`, those with partitions) member r subscribes to keeps
+    a subscriber while it is away, so the partitions stay numbered as they are (or r is the
+    only member: the group is then empty). A topic nobody else subscribes to would drop out
+    of the assignment."""
+    if len(members) == 1:
+        return True
+    mine = members[r].topics
+    if all(m.topics == mine for m in members):
+        return True
+    for t in topics:
+        if t in mine and not any(t in m.topics for k, m in enumerate(members) if k != r):
+            return False
+    return True
+
+
+def numbered_step(
+    members: list[Member],
+    state: list[list[int]],
+    owners: list[int],
+    present: list[int],
+    leaving: int,
+    rebalance: Rebalancer,
+    cooperative: bool,
+    lag: list[int] | None = None,
+) -> tuple[list[list[int]], list[int], StepCost]:
+    """One rebalance by `rebalance` of the `present` ranks (in rank order) from `state`
+    (what every rank owns, `owners` its owner by partition, -1 for none): the same of the
+    state after it, and the cost (`leaving`: the rank that left, -1 for none; `cooperative`:
+    only what changes owner pauses; `lag` per partition number)."""
+    count = sum(map(len, state))
+    if present:
+        got, rounds = rebalance([members[r] for r in present], [state[r] for r in present])
+    else:  # the last member left: nothing to assign, no round
+        got, rounds = [], 0
+    after = [_NONE] * len(state)  # an absent rank owns nothing (the list is never changed)
+    new_owners = owners.copy()
+    kept = moved = lag_moved = assigned = 0
+    for r, mine in zip(present, got, strict=True):
+        after[r] = mine
+        assigned += len(mine)
+        for g in mine:
+            was = owners[g]
+            if was == r:
+                kept += 1
+                continue
+            new_owners[g] = r
+            if was != _NOBODY:
+                moved += 1
+            if lag is not None:
+                lag_moved += lag[g]
+    if assigned != len(new_owners):  # some partition is left without an owner
+        new_owners = partition_owners(after, len(new_owners))
+    lost = len(state[leaving]) if leaving >= 0 else 0
+    paused = count - kept if cooperative else count
+    step = StepCost(rounds, moved, paused, paused - lost, lag_moved if moved else 0)
+    return after, new_owners, step
+
+
 _NOBODY: Final = -1
 _NONE: Final[list[int]] = []
 
 
-def _owners(lists: list[list[int]], total: int) -> list[int]:
+def partition_owners(lists: list[list[int]], total: int) -> list[int]:
     """Each partition's owner (a rank), -1 for none."""
     owners = [_NOBODY] * total
     for r, mine in enumerate(lists):
