@@ -93,11 +93,8 @@ def write_files(
         if not written[kind] and (index != 0 or staged[kind]):
             continue
         none = pa.array([], pa.string())
-        out = (
-            pa.concat_tables(decoded.pop(kind))
-            if decoded[kind]
-            else decode(kind, none, none, schemas[kind])
-        )
+        parts = decoded.pop(kind)
+        out = pa.concat_tables(parts) if parts else decode(kind, none, none, schemas[kind])
         order = pc.sort_indices(out, sort_keys=[(k, "ascending") for k in SORT_KEYS[table]])
         out = out.take(order)
         folder = os.path.join(tmp_dir, table)
